@@ -1,0 +1,365 @@
+/*-------------------------------------------------------------------------
+ *
+ * cycle.c
+ *	  The five steps of a sync cycle, inside the caller's one transaction:
+ *
+ *	  1. freeze the cut T = max(cursor), read from the warehouse once;
+ *	  2. pull the delta T_prev < cursor <= T;
+ *	  3. upsert it by key with MERGE (the latest cursor wins among repeats);
+ *	  4. refresh the hot window: rows with event >= bound and cursor <= T,
+ *	     bound = date_trunc('day', T) - hot_window, and make that slice of
+ *	     the copy equal to it;
+ *	  5. advance the watermark to greatest(T_prev, T).
+ *
+ * Steps 2 and 4 are one remote query, cursor <= T AND (cursor > T_prev OR
+ * event >= bound), so each row crosses the network once.  Nothing here
+ * reads a clock: every bound derives from T, on both sides.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "treble_sync.h"
+
+/*
+ * Format a warehouse timestamp as the text kept in the catalog: ISO 8601,
+ * microseconds, no zone (it is the warehouse's wall clock), independent of
+ * the session's DateStyle.
+ */
+char *
+CycleFormatTimestamp(Timestamp ts)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+	char		buf[MAXDATELEN + 1];
+
+	if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range")));
+	EncodeDateTime(&tm, fsec, false, 0, NULL, USE_ISO_DATES, buf);
+	return pstrdup(buf);
+}
+
+/* Parse a watermark written by CycleFormatTimestamp. */
+Timestamp
+CycleParseTimestamp(const char *text)
+{
+	return DatumGetTimestamp(DirectFunctionCall3(timestamp_in, CStringGetDatum(text),
+												 ObjectIdGetDatum(InvalidOid),
+												 Int32GetDatum(-1)));
+}
+
+/* "a"."b" list of local column names, each prefixed with alias. */
+static char *
+local_column_list(List *columns, const char *alias)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, columns)
+		appendStringInfo(&buf, "%s%s%s%s", foreach_current_index(lc) ? ", " : "",
+						 alias ? alias : "", alias ? "." : "",
+						 quote_identifier(lfirst(lc)));
+	return buf.data;
+}
+
+/* a.k1 = b.k1 AND a.k2 = b.k2 over the key columns. */
+static char *
+key_join(List *keys, const char *a, const char *b)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, keys)
+	{
+		const char *k = quote_identifier(lfirst(lc));
+
+		appendStringInfo(&buf, "%s%s.%s OPERATOR(pg_catalog.=) %s.%s",
+						 foreach_current_index(lc) ? " AND " : "", a, k, b, k);
+	}
+	return buf.data;
+}
+
+/* Step 1: T = max(cursor) on the warehouse.  False if the table is empty. */
+static bool
+freeze_cut(TableConfig *cfg, OdbcConn *conn, Timestamp *cut)
+{
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	char	   *sql;
+	bool		found;
+
+	sql = psprintf("SELECT MAX(%s) FROM %s",
+				   OdbcQuoteIdent(conn, cfg->cursor_column),
+				   OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
+	OdbcExecute(conn, stmt, sql, 0, NULL);
+	if (!OdbcFetch(conn, stmt))
+		elog(ERROR, "warehouse returned no row for: %s", sql);
+	found = OdbcGetTimestamp(conn, stmt, 1, cut);
+	OdbcFreeStatement(conn, stmt);
+	return found;
+}
+
+/*
+ * Steps 2 and 4, pulling: stream delta and hot window into the staging
+ * table with one remote query.
+ */
+static void
+pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, bool have_prev,
+		  Timestamp prev, Timestamp cut, Timestamp bound, CycleResult *result)
+{
+	StringInfoData sql;
+	OdbcParam	params[3];
+	int			nparams = 0;
+	SQLHSTMT	stmt;
+	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
+	ListCell   *lc;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	foreach(lc, cfg->columns)
+		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+						 OdbcQuoteIdent(conn, lfirst(lc)));
+	appendStringInfo(&sql, " FROM %s WHERE %s <= ?",
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
+					 qcursor);
+	params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, cut};
+
+	if (have_prev && cfg->event_column)
+	{
+		appendStringInfo(&sql, " AND (%s > ? OR %s >= ?)", qcursor,
+						 OdbcQuoteIdent(conn, cfg->event_column));
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, prev};
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, bound};
+	}
+	else if (have_prev)
+	{
+		appendStringInfo(&sql, " AND %s > ?", qcursor);
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, prev};
+	}
+
+	stmt = OdbcAllocStatement(conn);
+	OdbcExecute(conn, stmt, sql.data, nparams, params);
+	StageLoad(stage_relid, cfg, conn, stmt, result);
+	OdbcFreeStatement(conn, stmt);
+}
+
+/* Run a data statement with the caller's privileges; returns rows affected. */
+static uint64
+run_sql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
+{
+	int			rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "treble_sync statement failed (SPI code %d): %s", rc, sql);
+	return SPI_processed;
+}
+
+/*
+ * Step 3 preparation: keep one row per key in the staging table, the one
+ * with the greatest cursor; exact ties are broken by the row's text so the
+ * outcome never depends on arrival order.
+ */
+static void
+dedup_stage(TableConfig *cfg)
+{
+	const char *cur = quote_identifier(cfg->cursor_column);
+	char	   *sql;
+
+	sql = psprintf("DELETE FROM pg_temp.treble_sync_stage s WHERE EXISTS ("
+				   "SELECT 1 FROM pg_temp.treble_sync_stage t WHERE %s"
+				   " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid"
+				   " AND (t.%s OPERATOR(pg_catalog.>) s.%s"
+				   "  OR (t.%s OPERATOR(pg_catalog.=) s.%s"
+				   "   AND (t::text OPERATOR(pg_catalog.>) s::text"
+				   "    OR (t::text OPERATOR(pg_catalog.=) s::text"
+				   "     AND t.ctid OPERATOR(pg_catalog.>) s.ctid)))))",
+				   key_join(cfg->key_columns, "t", "s"), cur, cur, cur, cur);
+	run_sql(sql, 0, NULL, NULL, SPI_OK_DELETE);
+}
+
+/*
+ * Step 3: MERGE the staging rows into the copy by key.  Rows identical to
+ * the copy (binary image equality) are not rewritten.
+ */
+static void
+merge_stage(TableConfig *cfg, const char *qlocal, CycleResult *result)
+{
+	StringInfoData sql;
+	StringInfoData set;
+	ListCell   *lc;
+	uint64		staged;
+	uint64		matched;
+	uint64		merged;
+	char	   *keys = key_join(cfg->key_columns, "t", "s");
+
+	staged = run_sql("SELECT 1 FROM pg_temp.treble_sync_stage", 0, NULL, NULL, SPI_OK_SELECT);
+	if (staged == 0)
+		return;
+	matched = run_sql(psprintf("SELECT 1 FROM pg_temp.treble_sync_stage s"
+							   " WHERE EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys),
+					  0, NULL, NULL, SPI_OK_SELECT);
+
+	initStringInfo(&set);
+	foreach(lc, cfg->columns)
+	{
+		const char *c = lfirst(lc);
+
+		if (SchemaListHasName(cfg->key_columns, c))
+			continue;
+		appendStringInfo(&set, "%s%s = s.%s", set.len ? ", " : "",
+						 quote_identifier(c), quote_identifier(c));
+	}
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "MERGE INTO %s t USING pg_temp.treble_sync_stage s ON %s",
+					 qlocal, keys);
+	if (set.len > 0)
+		appendStringInfo(&sql,
+						 " WHEN MATCHED AND NOT (ROW(%s) OPERATOR(pg_catalog.*=) ROW(%s))"
+						 " THEN UPDATE SET %s",
+						 local_column_list(cfg->columns, "t"),
+						 local_column_list(cfg->columns, "s"), set.data);
+	appendStringInfo(&sql, " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
+					 local_column_list(cfg->columns, NULL),
+					 local_column_list(cfg->columns, "s"));
+	merged = run_sql(sql.data, 0, NULL, NULL, SPI_OK_MERGE);
+
+	result->rows_inserted = staged - matched;
+	result->rows_updated = merged - result->rows_inserted;
+}
+
+/*
+ * Step 4: remove from the copy's hot window every row the warehouse's
+ * window (as pulled, cursor <= T) no longer has.  Runs after the MERGE, so
+ * a row whose event date moved out of the window has already moved in the
+ * copy too and is left alone.
+ */
+static void
+refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound,
+			   CycleResult *result)
+{
+	const char *ev = quote_identifier(cfg->event_column);
+	Oid			types[1] = {TIMESTAMPOID};
+	Datum		values[1] = {TimestampGetDatum(bound)};
+	char	   *sql;
+
+	sql = psprintf("DELETE FROM %s t WHERE t.%s OPERATOR(pg_catalog.>=) $1"
+				   " AND NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s"
+				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1)",
+				   qlocal, ev, key_join(cfg->key_columns, "t", "s"), ev);
+	result->rows_deleted = run_sql(sql, 1, types, values, SPI_OK_DELETE);
+}
+
+/*
+ * Run the cycle's steps in the current transaction.  The caller commits
+ * (steps 2-5 succeed together) or aborts (nothing of them remains).
+ */
+void
+CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
+{
+	bool		have_prev = cfg->watermark != NULL;
+	Timestamp	prev = 0;
+	Timestamp	cut;
+	Timestamp	bound = 0;
+	Timestamp	next;
+	Oid			stage_relid;
+	char	   *qlocal;
+
+	result->watermark_from = cfg->watermark;
+	result->watermark_to = cfg->watermark;
+	result->status = "empty";
+	if (have_prev)
+		prev = CycleParseTimestamp(cfg->watermark);
+
+	/* step 1: the cut, from the warehouse's clock, once */
+	if (!freeze_cut(cfg, conn, &cut))
+		return;					/* the warehouse table has no rows with a cursor */
+
+	if (cfg->event_column)
+	{
+		Datum		day = DirectFunctionCall2(timestamp_trunc,
+											  CStringGetTextDatum("day"),
+											  TimestampGetDatum(cut));
+
+		bound = DatumGetTimestamp(DirectFunctionCall2(timestamp_mi_interval, day,
+													  IntervalPGetDatum(cfg->hot_window)));
+		result->hot_window_from = CycleFormatTimestamp(bound);
+	}
+
+	/* steps 2 and 4: pull the delta and the hot window into staging */
+	stage_relid = StageCreate(cfg);
+	pull_rows(cfg, conn, stage_relid, have_prev, prev, cut, bound, result);
+
+	qlocal = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
+										get_rel_name(cfg->local_relid));
+
+	SPI_connect();
+	run_sql("ANALYZE pg_temp.treble_sync_stage", 0, NULL, NULL, SPI_OK_UTILITY);
+	dedup_stage(cfg);
+	merge_stage(cfg, qlocal, result);	/* step 3 */
+	if (cfg->event_column)
+		refresh_window(cfg, qlocal, bound, result); /* step 4 */
+	SPI_finish();
+
+	/* step 5: the watermark never moves backwards */
+	next = (have_prev && prev > cut) ? prev : cut;
+	result->watermark_to = CycleFormatTimestamp(next);
+	CatalogSetWatermark(cfg->table_id, result->watermark_to);
+
+	if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
+		result->status = "success";
+}
+
+/*
+ * Everything a cycle needs that the caller can check before starting it:
+ * the local table exists and the running role may read and write it, the
+ * server exists and may be used, and the role has a user mapping.  Run by
+ * sync_table() in the caller, for a clear error, and again by the worker.
+ */
+void
+CyclePrecheck(TableConfig *cfg)
+{
+	ForeignServer *server;
+	AclResult	aclresult;
+	char	   *relname = get_rel_name(cfg->local_relid);
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the local table of \"%s\" no longer exists", cfg->name),
+				 errhint("Register the table again with treble_sync.add_table().")));
+
+	if (pg_class_aclcheck(cfg->local_relid, GetUserId(),
+						  ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE) != ACLCHECK_OK ||
+		pg_class_aclmask(cfg->local_relid, GetUserId(),
+						 ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE, ACLMASK_ALL) !=
+		(ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to sync into table %s", relname),
+				 errdetail("Role \"%s\" needs SELECT, INSERT, UPDATE and DELETE on it.",
+						   GetUserNameFromId(GetUserId(), false)),
+				 errhint("GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s;",
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
+													relname),
+						 quote_identifier(GetUserNameFromId(GetUserId(), false)))));
+
+	server = GetForeignServerByName(cfg->server_name, false);
+	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+	(void) OdbcLookupUserMapping(GetUserId(), server);
+}

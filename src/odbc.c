@@ -1,0 +1,876 @@
+/*-------------------------------------------------------------------------
+ *
+ * odbc.c
+ *	  Everything that talks to the warehouse through unixODBC: connecting
+ *	  with the server's options and the caller's user mapping, statements
+ *	  with bound parameters, fetching values, and turning ODBC diagnostics
+ *	  into PostgreSQL errors.
+ *
+ * ODBC handles live outside PostgreSQL's memory contexts.  A connection is
+ * tied to the memory context it was opened in by a reset callback, so an
+ * error anywhere (which resets the transaction's contexts) also closes the
+ * connection: no handle outlives the work it was opened for.
+ *
+ * All text crosses the driver manager as UTF-16 (the W entry points and
+ * SQL_C_WCHAR), whatever the locale of the server process, and is converted
+ * to and from UTF-8 here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "pgtime.h"
+#include "utils/builtins.h"
+#include "utils/formatting.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "treble_sync.h"
+
+#include <sqlucode.h>
+
+struct OdbcConn
+{
+	SQLHENV		env;
+	SQLHDBC		dbc;
+	bool		connected;
+	char	   *server_name;
+	char	   *password;		/* scrubbed from every message we raise */
+	char		quote[8];		/* SQL_IDENTIFIER_QUOTE_CHAR; "" if none */
+	char		escape[8];		/* SQL_SEARCH_PATTERN_ESCAPE; "" if none */
+	char		driver_name[128];
+	MemoryContextCallback on_reset;
+};
+
+#define WCHUNK 4096				/* SQLWCHARs fetched per SQLGetData call */
+
+static void odbc_release(void *arg);
+static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
+static char *build_connection_string(ForeignServer *server, UserMapping *mapping,
+									 bool force_declare_fetch);
+static void append_braced(StringInfo buf, const char *key, const char *value);
+static bool connection_string_has_key(const char *connstr, const char *key);
+static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
+static char *scrub_secret(const char *message, const char *secret);
+
+/*
+ * Append a UTF-16 string to a UTF-8 StringInfo.  *pending carries a high
+ * surrogate whose low half arrives in the next chunk of a long value.
+ */
+static void
+append_utf16(StringInfo buf, const SQLWCHAR *w, ssize_t n, uint32 *pending)
+{
+	for (ssize_t i = 0; i < n; i++)
+	{
+		uint32		c = w[i];
+		unsigned char utf8[8];
+
+		if (*pending)
+		{
+			if (c >= 0xDC00 && c <= 0xDFFF)
+				c = 0x10000 + ((*pending - 0xD800) << 10) + (c - 0xDC00);
+			else
+				ereport(ERROR,
+						(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+						 errmsg("invalid UTF-16 text received from the warehouse"),
+						 errdetail("A high surrogate is not followed by a low surrogate.")));
+			*pending = 0;
+		}
+		else if (c >= 0xD800 && c <= 0xDBFF)
+		{
+			*pending = c;
+			continue;
+		}
+		else if (c >= 0xDC00 && c <= 0xDFFF)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+					 errmsg("invalid UTF-16 text received from the warehouse"),
+					 errdetail("A low surrogate appears without a high surrogate.")));
+
+		unicode_to_utf8((pg_wchar) c, utf8);
+		appendBinaryStringInfo(buf, (char *) utf8, pg_utf_mblen(utf8));
+	}
+}
+
+/*
+ * Convert driver UTF-16 to a palloc'd UTF-8 string.  nchars < 0 means
+ * NUL-terminated.
+ */
+char *
+OdbcWideToUtf8(const SQLWCHAR *w, ssize_t nchars)
+{
+	StringInfoData buf;
+	uint32		pending = 0;
+
+	if (nchars < 0)
+		for (nchars = 0; w[nchars] != 0; nchars++)
+			;
+	initStringInfo(&buf);
+	append_utf16(&buf, w, nchars, &pending);
+	return buf.data;
+}
+
+/*
+ * Convert a UTF-8 string (statement text, identifiers, connection string)
+ * to NUL-terminated UTF-16 for the W entry points.
+ */
+SQLWCHAR *
+OdbcUtf8ToWide(const char *s, SQLINTEGER *nchars)
+{
+	size_t		len = strlen(s);
+	SQLWCHAR   *w = palloc((len * 2 + 1) * sizeof(SQLWCHAR));
+	const unsigned char *p = (const unsigned char *) s;
+	const unsigned char *end = p + len;
+	SQLINTEGER	n = 0;
+
+	while (p < end)
+	{
+		int			l = pg_utf_mblen(p);
+		pg_wchar	c;
+
+		if (p + l > end || !pg_utf8_islegal(p, l))
+			ereport(ERROR,
+					(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+					 errmsg("invalid UTF-8 text in a statement for the warehouse")));
+		c = utf8_to_unicode(p);
+		if (c >= 0x10000)
+		{
+			c -= 0x10000;
+			w[n++] = (SQLWCHAR) (0xD800 + (c >> 10));
+			w[n++] = (SQLWCHAR) (0xDC00 + (c & 0x3FF));
+		}
+		else
+			w[n++] = (SQLWCHAR) c;
+		p += l;
+	}
+	w[n] = 0;
+	if (nchars)
+		*nchars = n;
+	return w;
+}
+
+/*
+ * Map an ODBC SQLSTATE to the closest PostgreSQL error code, so callers
+ * (and the retry logic of a scheduler) can tell a lost connection from a
+ * bad statement.
+ */
+static int
+odbc_sqlstate_to_errcode(const char *state)
+{
+	if (strncmp(state, "08", 2) == 0)
+		return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+	if (strcmp(state, "28000") == 0)
+		return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+	if (strcmp(state, "42S02") == 0 || strcmp(state, "42P01") == 0)
+		return ERRCODE_FDW_TABLE_NOT_FOUND;
+	if (strcmp(state, "42S22") == 0 || strcmp(state, "42703") == 0)
+		return ERRCODE_FDW_COLUMN_NAME_NOT_FOUND;
+	if (strcmp(state, "HYT00") == 0 || strcmp(state, "HYT01") == 0)
+		return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+	if (strcmp(state, "HY008") == 0)
+		return ERRCODE_QUERY_CANCELED;
+	return ERRCODE_FDW_ERROR;
+}
+
+/*
+ * Raise an ERROR carrying the driver's diagnostics if rc says the call
+ * failed.  "what" names the operation ("connect to warehouse server \"wh\"",
+ * "run a remote query"); the driver's text goes to errdetail, scrubbed of
+ * the password.
+ */
+void
+OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
+		  const char *what)
+{
+	StringInfoData detail;
+	char		first_state[6] = "HY000";
+
+	if (SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA)
+		return;
+
+	initStringInfo(&detail);
+	if (rc == SQL_INVALID_HANDLE)
+		appendStringInfoString(&detail, "invalid ODBC handle");
+	else
+	{
+		for (SQLSMALLINT i = 1; i <= 10; i++)
+		{
+			SQLWCHAR	state[6];
+			SQLWCHAR	msg[2048];
+			SQLINTEGER	native;
+			SQLSMALLINT msglen;
+			char	   *state8;
+			char	   *msg8;
+
+			if (!SQL_SUCCEEDED(SQLGetDiagRecW(htype, handle, i, state, &native,
+											  msg, lengthof(msg), &msglen)))
+				break;
+			state8 = OdbcWideToUtf8(state, 5);
+			msg8 = OdbcWideToUtf8(msg, Min(msglen, (SQLSMALLINT) (lengthof(msg) - 1)));
+			if (i == 1)
+				strlcpy(first_state, state8, sizeof(first_state));
+			if (detail.len > 0)
+				appendStringInfoChar(&detail, '\n');
+			appendStringInfo(&detail, "%s (SQLSTATE %s)", msg8, state8);
+		}
+		if (detail.len == 0)
+			appendStringInfoString(&detail, "the ODBC driver returned no diagnostics");
+	}
+
+	ereport(ERROR,
+			(errcode(odbc_sqlstate_to_errcode(first_state)),
+			 errmsg("could not %s", what),
+			 errdetail("%s", scrub_secret(detail.data, conn ? conn->password : NULL))));
+}
+
+/*
+ * Replace every occurrence of the password in a driver message: some
+ * drivers echo parts of the connection string back.
+ */
+static char *
+scrub_secret(const char *message, const char *secret)
+{
+	StringInfoData buf;
+	size_t		slen;
+	const char *p;
+
+	if (secret == NULL || secret[0] == '\0')
+		return pstrdup(message);
+
+	slen = strlen(secret);
+	initStringInfo(&buf);
+	for (p = message; *p;)
+	{
+		if (strncmp(p, secret, slen) == 0)
+		{
+			appendStringInfoString(&buf, "********");
+			p += slen;
+		}
+		else
+			appendStringInfoChar(&buf, *p++);
+	}
+	return buf.data;
+}
+
+/*
+ * The time zone in which the warehouse's zone-less timestamps are read
+ * (server option "timezone", default UTC).
+ */
+const char *
+OdbcServerTimezone(ForeignServer *server)
+{
+	ListCell   *lc;
+
+	foreach(lc, server->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "timezone") == 0)
+			return defGetString(def);
+	}
+	return "UTC";
+}
+
+/*
+ * Find the caller's user mapping (or the PUBLIC one) for a server, with an
+ * error that says how to create it: credentials live only there.
+ */
+UserMapping *
+OdbcLookupUserMapping(Oid userid, ForeignServer *server)
+{
+	if (!SearchSysCacheExists2(USERMAPPINGUSERSERVER,
+							   ObjectIdGetDatum(userid),
+							   ObjectIdGetDatum(server->serverid)) &&
+		!SearchSysCacheExists2(USERMAPPINGUSERSERVER,
+							   ObjectIdGetDatum(InvalidOid),
+							   ObjectIdGetDatum(server->serverid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("user mapping not found for role \"%s\" on server \"%s\"",
+						GetUserNameFromId(userid, false), server->servername),
+				 errhint("Create one with CREATE USER MAPPING FOR %s SERVER %s OPTIONS (user '...', password '...').",
+						 quote_identifier(GetUserNameFromId(userid, false)),
+						 quote_identifier(server->servername))));
+	return GetUserMapping(userid, server->serverid);
+}
+
+/*
+ * Append KEY={value} with ODBC's escaping: inside braces, a closing brace
+ * is doubled, and nothing else is special (; and = included).
+ */
+static void
+append_braced(StringInfo buf, const char *key, const char *value)
+{
+	if (buf->len > 0 && buf->data[buf->len - 1] != ';')
+		appendStringInfoChar(buf, ';');
+	appendStringInfo(buf, "%s={", key);
+	for (const char *p = value; *p; p++)
+	{
+		if (*p == '}')
+			appendStringInfoChar(buf, '}');
+		appendStringInfoChar(buf, *p);
+	}
+	appendStringInfoChar(buf, '}');
+}
+
+/*
+ * Does a connection string set this keyword?  Keys are case-insensitive;
+ * values in braces are skipped so that a password cannot fake a key.
+ */
+static bool
+connection_string_has_key(const char *connstr, const char *key)
+{
+	const char *p = connstr;
+	size_t		klen = strlen(key);
+
+	while (*p)
+	{
+		const char *start;
+
+		while (*p == ';' || *p == ' ')
+			p++;
+		start = p;
+		while (*p && *p != '=' && *p != ';')
+			p++;
+		if (*p == '=')
+		{
+			const char *kend = p;
+
+			while (kend > start && kend[-1] == ' ')
+				kend--;
+			if ((size_t) (kend - start) == klen && pg_strncasecmp(start, key, klen) == 0)
+				return true;
+			p++;
+			if (*p == '{')
+			{
+				/* skip a braced value, where "}}" is an escaped brace */
+				p++;
+				while (*p)
+				{
+					if (*p == '}' && p[1] == '}')
+						p += 2;
+					else if (*p == '}')
+					{
+						p++;
+						break;
+					}
+					else
+						p++;
+				}
+			}
+			while (*p && *p != ';')
+				p++;
+		}
+	}
+	return false;
+}
+
+/*
+ * Exported for the option validator: reject credentials in the server's
+ * connection string, they belong in the user mapping.
+ */
+bool
+OdbcConnectionStringHasKey(const char *connstr, const char *key)
+{
+	return connection_string_has_key(connstr, key);
+}
+
+/*
+ * Build the ODBC connection string: the server's connection_string (or
+ * DSN), the user mapping's credentials, and, for psqlODBC, the setting that
+ * makes it stream through a cursor instead of buffering the whole result.
+ */
+static char *
+build_connection_string(ForeignServer *server, UserMapping *mapping,
+						bool force_declare_fetch)
+{
+	StringInfoData buf;
+	const char *connstr = NULL;
+	const char *dsn = NULL;
+	const char *user = NULL;
+	const char *password = NULL;
+	int			fetch_size = TREBLE_SYNC_DEFAULT_FETCH_SIZE;
+	ListCell   *lc;
+
+	foreach(lc, server->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "connection_string") == 0)
+			connstr = defGetString(def);
+		else if (strcmp(def->defname, "dsn") == 0)
+			dsn = defGetString(def);
+		else if (strcmp(def->defname, "fetch_size") == 0)
+			fetch_size = atoi(defGetString(def));
+	}
+	foreach(lc, mapping->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "user") == 0)
+			user = defGetString(def);
+		else if (strcmp(def->defname, "password") == 0)
+			password = defGetString(def);
+	}
+
+	if (connstr == NULL && dsn == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("server \"%s\" has neither a connection_string nor a dsn option",
+						server->servername),
+				 errhint("ALTER SERVER %s OPTIONS (ADD connection_string 'Driver={...};Server=...').",
+						 quote_identifier(server->servername))));
+
+	initStringInfo(&buf);
+	if (connstr)
+		appendStringInfoString(&buf, connstr);
+	else
+		append_braced(&buf, "DSN", dsn);
+	if (user)
+		append_braced(&buf, "UID", user);
+	if (password)
+		append_braced(&buf, "PWD", password);
+
+	/*
+	 * psqlODBC reads a whole result set into client memory unless told to
+	 * use a server-side cursor.  Ask for it by default when the driver is
+	 * known to be psqlODBC and the user has not decided otherwise.
+	 */
+	if (!connection_string_has_key(buf.data, "UseDeclareFetch"))
+	{
+		bool		looks_postgres = false;
+
+		if (connstr)
+		{
+			char	   *lower = asc_tolower(connstr, strlen(connstr));
+
+			looks_postgres = strstr(lower, "postgres") != NULL ||
+				strstr(lower, "psqlodbc") != NULL;
+		}
+		if (looks_postgres || force_declare_fetch)
+		{
+			if (buf.data[buf.len - 1] != ';')
+				appendStringInfoChar(&buf, ';');
+			appendStringInfo(&buf, "UseDeclareFetch=1;Fetch=%d", fetch_size);
+		}
+	}
+	return buf.data;
+}
+
+/* Allocate the connection handle and connect with a full connection string. */
+static void
+odbc_driver_connect(OdbcConn *conn, const char *connstr)
+{
+	SQLRETURN	rc;
+	SQLWCHAR   *wconn;
+	char	   *what;
+
+	rc = SQLAllocHandle(SQL_HANDLE_DBC, conn->env, &conn->dbc);
+	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "allocate an ODBC connection handle");
+
+	wconn = OdbcUtf8ToWide(connstr, NULL);
+	rc = SQLDriverConnectW(conn->dbc, NULL, wconn, SQL_NTS, NULL, 0, NULL,
+						   SQL_DRIVER_NOPROMPT);
+	/* the wide copy holds the password: wipe it at once */
+	memset(wconn, 0, (strlen(connstr) * 2 + 1) * sizeof(SQLWCHAR));
+	what = psprintf("connect to warehouse server \"%s\"", conn->server_name);
+	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, what);
+	conn->connected = true;
+}
+
+/*
+ * Open a connection to the warehouse.  The connection is closed when the
+ * current memory context is reset or deleted, or by OdbcDisconnect.
+ */
+OdbcConn *
+OdbcConnect(ForeignServer *server, UserMapping *mapping)
+{
+	OdbcConn   *conn = palloc0(sizeof(OdbcConn));
+	SQLRETURN	rc;
+	char	   *connstr;
+	char	   *s;
+	ListCell   *lc;
+
+	conn->server_name = pstrdup(server->servername);
+	foreach(lc, mapping->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "password") == 0)
+			conn->password = pstrdup(defGetString(def));
+	}
+
+	conn->on_reset.func = odbc_release;
+	conn->on_reset.arg = conn;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &conn->on_reset);
+
+	rc = SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &conn->env);
+	if (!SQL_SUCCEEDED(rc))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not allocate an ODBC environment handle")));
+	rc = SQLSetEnvAttr(conn->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER) SQL_OV_ODBC3, 0);
+	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "request ODBC 3 behaviour");
+
+	connstr = build_connection_string(server, mapping, false);
+	odbc_driver_connect(conn, connstr);
+
+	s = odbc_get_info_string(conn, SQL_DRIVER_NAME);
+	strlcpy(conn->driver_name, s, sizeof(conn->driver_name));
+
+	/*
+	 * A DSN may hide psqlODBC behind a name: once we know the driver, make
+	 * sure it streams.
+	 */
+	if (pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0 &&
+		!connection_string_has_key(connstr, "UseDeclareFetch"))
+	{
+		SQLDisconnect(conn->dbc);
+		SQLFreeHandle(SQL_HANDLE_DBC, conn->dbc);
+		conn->connected = false;
+		conn->dbc = SQL_NULL_HDBC;
+		connstr = build_connection_string(server, mapping, true);
+		odbc_driver_connect(conn, connstr);
+	}
+	memset(connstr, 0, strlen(connstr));
+
+	s = odbc_get_info_string(conn, SQL_IDENTIFIER_QUOTE_CHAR);
+	if (strcmp(s, " ") == 0)
+		s = "";
+	strlcpy(conn->quote, s, sizeof(conn->quote));
+	s = odbc_get_info_string(conn, SQL_SEARCH_PATTERN_ESCAPE);
+	strlcpy(conn->escape, s, sizeof(conn->escape));
+
+	return conn;
+}
+
+/* Read a string-valued SQLGetInfo item. */
+static char *
+odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info)
+{
+	SQLWCHAR	buf[256];
+	SQLSMALLINT len = 0;
+	SQLRETURN	rc;
+
+	rc = SQLGetInfoW(conn->dbc, info, buf, sizeof(buf), &len);
+	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "read driver information");
+	return OdbcWideToUtf8(buf, Min(len / (SQLSMALLINT) sizeof(SQLWCHAR), (SQLSMALLINT) lengthof(buf) - 1));
+}
+
+const char *
+OdbcDriverName(OdbcConn *conn)
+{
+	return conn->driver_name;
+}
+
+/* Memory-context reset callback: release the ODBC handles. */
+static void
+odbc_release(void *arg)
+{
+	OdbcConn   *conn = arg;
+
+	if (conn->dbc != SQL_NULL_HDBC)
+	{
+		if (conn->connected)
+			SQLDisconnect(conn->dbc);
+		SQLFreeHandle(SQL_HANDLE_DBC, conn->dbc);
+		conn->dbc = SQL_NULL_HDBC;
+		conn->connected = false;
+	}
+	if (conn->env != SQL_NULL_HENV)
+	{
+		SQLFreeHandle(SQL_HANDLE_ENV, conn->env);
+		conn->env = SQL_NULL_HENV;
+	}
+}
+
+/* Close the connection now rather than when its memory context goes. */
+void
+OdbcDisconnect(OdbcConn *conn)
+{
+	odbc_release(conn);
+}
+
+/*
+ * Quote an identifier for the warehouse with the quote character its
+ * driver reports, doubling that character inside.
+ */
+char *
+OdbcQuoteIdent(OdbcConn *conn, const char *ident)
+{
+	StringInfoData buf;
+	size_t		qlen = strlen(conn->quote);
+
+	if (qlen == 0)
+		return pstrdup(ident);
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, conn->quote);
+	for (const char *p = ident; *p;)
+	{
+		if (strncmp(p, conn->quote, qlen) == 0)
+		{
+			appendStringInfoString(&buf, conn->quote);
+			appendStringInfoString(&buf, conn->quote);
+			p += qlen;
+		}
+		else
+			appendStringInfoChar(&buf, *p++);
+	}
+	appendStringInfoString(&buf, conn->quote);
+	return buf.data;
+}
+
+/* schema.table, each part quoted; no schema means the driver's default. */
+char *
+OdbcQualifiedName(OdbcConn *conn, const char *schema, const char *table)
+{
+	if (schema == NULL || schema[0] == '\0')
+		return OdbcQuoteIdent(conn, table);
+	return psprintf("%s.%s", OdbcQuoteIdent(conn, schema), OdbcQuoteIdent(conn, table));
+}
+
+/*
+ * Escape the wildcards of a catalog-function pattern argument so that a
+ * table named fact_sends does not also match factXsends.
+ */
+char *
+OdbcEscapePattern(OdbcConn *conn, const char *value)
+{
+	StringInfoData buf;
+
+	if (conn->escape[0] == '\0')
+		return pstrdup(value);
+	initStringInfo(&buf);
+	for (const char *p = value; *p; p++)
+	{
+		if (*p == '_' || *p == '%' || strncmp(p, conn->escape, strlen(conn->escape)) == 0)
+			appendStringInfoString(&buf, conn->escape);
+		appendStringInfoChar(&buf, *p);
+	}
+	return buf.data;
+}
+
+SQLHSTMT
+OdbcAllocStatement(OdbcConn *conn)
+{
+	SQLHSTMT	stmt;
+	SQLRETURN	rc;
+
+	rc = SQLAllocHandle(SQL_HANDLE_STMT, conn->dbc, &stmt);
+	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "allocate an ODBC statement");
+	return stmt;
+}
+
+void
+OdbcFreeStatement(OdbcConn *conn, SQLHSTMT stmt)
+{
+	if (conn->dbc != SQL_NULL_HDBC)
+		SQLFreeHandle(SQL_HANDLE_STMT, stmt);
+}
+
+/* Convert a PostgreSQL timestamp to the ODBC structure, to microseconds. */
+static void
+timestamp_to_odbc(Timestamp ts, SQL_TIMESTAMP_STRUCT *out)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (TIMESTAMP_NOT_FINITE(ts) || timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for the warehouse")));
+	out->year = tm.tm_year;
+	out->month = tm.tm_mon;
+	out->day = tm.tm_mday;
+	out->hour = tm.tm_hour;
+	out->minute = tm.tm_min;
+	out->second = tm.tm_sec;
+	out->fraction = (SQLUINTEGER) fsec * 1000;	/* nanoseconds */
+}
+
+/*
+ * Run a statement with its parameters bound (never spliced into the text).
+ * Errors name the statement in their context; it holds no secrets.
+ */
+void
+OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
+			OdbcParam *params)
+{
+	SQL_TIMESTAMP_STRUCT *ts = palloc0(sizeof(SQL_TIMESTAMP_STRUCT) * Max(nparams, 1));
+	SQLLEN	   *ind = palloc0(sizeof(SQLLEN) * Max(nparams, 1));
+	SQLRETURN	rc;
+
+	for (int i = 0; i < nparams; i++)
+	{
+		Assert(params[i].kind == ODBC_PARAM_TIMESTAMP);
+		timestamp_to_odbc(params[i].ts, &ts[i]);
+		rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_TYPE_TIMESTAMP,
+							  SQL_TYPE_TIMESTAMP, 26, 6, &ts[i], 0, &ind[i]);
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "bind a parameter of a remote query");
+	}
+
+	rc = SQLExecDirectW(stmt, OdbcUtf8ToWide(sql, NULL), SQL_NTS);
+	if (!SQL_SUCCEEDED(rc) && rc != SQL_NO_DATA)
+	{
+		char	   *what = psprintf("run remote query: %s", sql);
+
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, what);
+	}
+}
+
+/* Advance to the next row; false at the end of the result. */
+bool
+OdbcFetch(OdbcConn *conn, SQLHSTMT stmt)
+{
+	SQLRETURN	rc = SQLFetch(stmt);
+
+	if (rc == SQL_NO_DATA)
+		return false;
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "fetch rows from the warehouse");
+	return true;
+}
+
+int
+OdbcResultColumns(OdbcConn *conn, SQLHSTMT stmt)
+{
+	SQLSMALLINT n;
+	SQLRETURN	rc = SQLNumResultCols(stmt, &n);
+
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describe a remote result");
+	return n;
+}
+
+/*
+ * Append one column of the current row to buf as UTF-8 text, reading long
+ * values in chunks.  Returns false for SQL NULL.
+ */
+bool
+OdbcGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
+{
+	SQLWCHAR	chunk[WCHUNK];
+	uint32		pending = 0;
+
+	for (;;)
+	{
+		SQLLEN		ind = 0;
+		SQLRETURN	rc;
+		ssize_t		n;
+
+		rc = SQLGetData(stmt, col, SQL_C_WCHAR, chunk, sizeof(chunk), &ind);
+		if (rc == SQL_NO_DATA)
+			break;
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a value from the warehouse");
+		if (ind == SQL_NULL_DATA)
+			return false;
+		if (ind == SQL_NO_TOTAL || ind >= (SQLLEN) sizeof(chunk))
+			n = WCHUNK - 1;
+		else
+			n = ind / sizeof(SQLWCHAR);
+		append_utf16(buf, chunk, n, &pending);
+		if (rc == SQL_SUCCESS)
+			break;
+	}
+	if (pending)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("invalid UTF-16 text received from the warehouse"),
+				 errdetail("The value ends with a high surrogate.")));
+	return true;
+}
+
+/*
+ * Append a binary column as PostgreSQL's hex bytea text (\x...), reading
+ * in chunks.  Returns false for SQL NULL.
+ */
+bool
+OdbcGetBinaryHex(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
+{
+	unsigned char chunk[8192];
+	static const char hex[] = "0123456789abcdef";
+	bool		first = true;
+
+	for (;;)
+	{
+		SQLLEN		ind = 0;
+		SQLRETURN	rc;
+		ssize_t		n;
+
+		rc = SQLGetData(stmt, col, SQL_C_BINARY, chunk, sizeof(chunk), &ind);
+		if (rc == SQL_NO_DATA)
+			break;
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a value from the warehouse");
+		if (ind == SQL_NULL_DATA)
+			return false;
+		if (first)
+			appendStringInfoString(buf, "\\x");
+		first = false;
+		if (ind == SQL_NO_TOTAL || ind > (SQLLEN) sizeof(chunk))
+			n = sizeof(chunk);
+		else
+			n = ind;
+		for (ssize_t i = 0; i < n; i++)
+		{
+			appendStringInfoChar(buf, hex[chunk[i] >> 4]);
+			appendStringInfoChar(buf, hex[chunk[i] & 0xF]);
+		}
+		if (rc == SQL_SUCCESS)
+			break;
+	}
+	if (first)
+		appendStringInfoString(buf, "\\x");
+	return true;
+}
+
+/*
+ * Read a timestamp column as the driver's ODBC structure.  Fractions finer
+ * than a microsecond are truncated, never rounded up: a cut must not move
+ * past a row it has not seen.
+ */
+bool
+OdbcGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result)
+{
+	SQL_TIMESTAMP_STRUCT ts;
+	SQLLEN		ind = 0;
+	SQLRETURN	rc;
+	struct pg_tm tm;
+
+	rc = SQLGetData(stmt, col, SQL_C_TYPE_TIMESTAMP, &ts, sizeof(ts), &ind);
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a timestamp from the warehouse");
+	if (ind == SQL_NULL_DATA)
+		return false;
+
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = ts.year;
+	tm.tm_mon = ts.month;
+	tm.tm_mday = ts.day;
+	tm.tm_hour = ts.hour;
+	tm.tm_min = ts.minute;
+	tm.tm_sec = ts.second;
+	if (tm2timestamp(&tm, ts.fraction / 1000, NULL, result) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp from the warehouse is out of range")));
+	return true;
+}
+
+/* Read an integer column.  Returns false for SQL NULL. */
+bool
+OdbcGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result)
+{
+	SQLBIGINT	v;
+	SQLLEN		ind = 0;
+	SQLRETURN	rc;
+
+	rc = SQLGetData(stmt, col, SQL_C_SBIGINT, &v, sizeof(v), &ind);
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read an integer from the warehouse");
+	if (ind == SQL_NULL_DATA)
+		return false;
+	*result = v;
+	return true;
+}

@@ -1,0 +1,419 @@
+/*-------------------------------------------------------------------------
+ *
+ * schema.c
+ *	  The shape of tables on both sides: the warehouse's column and key
+ *	  metadata (SQLColumns, SQLPrimaryKeys), the mapping of ODBC types to
+ *	  PostgreSQL types, creating the local copy, and checking that an
+ *	  existing local table can hold the copy.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_index.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/builtins.h"
+#include "utils/formatting.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "treble_sync.h"
+
+#include <sqlucode.h>
+
+/* Read a text column of a catalog-function result row, or NULL. */
+static char *
+fetch_text(OdbcConn *conn, SQLHSTMT stmt, int col)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	return OdbcGetText(conn, stmt, col, &buf) ? buf.data : NULL;
+}
+
+/* Read an integer column of a catalog-function result row (NULL as 0). */
+static int64
+fetch_int(OdbcConn *conn, SQLHSTMT stmt, int col, bool *isnull)
+{
+	int64		v = 0;
+	bool		got = OdbcGetInt(conn, stmt, col, &v);
+
+	if (isnull)
+		*isnull = !got;
+	return v;
+}
+
+static bool
+same_or_both_null(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/*
+ * Describe a warehouse table with SQLColumns.  Without a schema the driver
+ * searches every schema it sees; more than one match is an error that asks
+ * for a qualified name rather than a guess.
+ */
+RemoteTable *
+SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
+{
+	RemoteTable *rt = palloc0(sizeof(RemoteTable));
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	SQLWCHAR   *wschema = NULL;
+	SQLWCHAR   *wtable;
+	SQLRETURN	rc;
+	List	   *rows = NIL;
+	List	   *schemas = NIL;
+	bool		exact_seen = false;
+	ListCell   *lc;
+
+	if (schema)
+		wschema = OdbcUtf8ToWide(OdbcEscapePattern(conn, schema), NULL);
+	wtable = OdbcUtf8ToWide(OdbcEscapePattern(conn, table), NULL);
+
+	rc = SQLColumnsW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
+					 wtable, SQL_NTS, NULL, 0);
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read the warehouse's column metadata");
+
+	while (OdbcFetch(conn, stmt))
+	{
+		RemoteColumn *col = palloc0(sizeof(RemoteColumn));
+		char	   *tschema = fetch_text(conn, stmt, 2);
+		char	   *tname = fetch_text(conn, stmt, 3);
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		col->name = fetch_text(conn, stmt, 4);
+		col->data_type = (SQLSMALLINT) fetch_int(conn, stmt, 5, NULL);
+		col->type_name = fetch_text(conn, stmt, 6);
+		col->column_size = (int32) fetch_int(conn, stmt, 7, NULL);
+		col->decimal_digits = (int16) fetch_int(conn, stmt, 9, &isnull);
+		col->decimal_digits_null = isnull;
+		if (col->type_name == NULL)
+			col->type_name = "";
+
+		/* a case-insensitive driver may also return near matches */
+		if (tname && strcmp(tname, table) == 0)
+			exact_seen = true;
+		rows = lappend(rows, list_make3(col, tschema, tname));
+	}
+	OdbcFreeStatement(conn, stmt);
+
+	foreach(lc, rows)
+	{
+		List	   *row = lfirst(lc);
+		char	   *tschema = lsecond(row);
+		char	   *tname = lthird(row);
+		bool		known = false;
+		ListCell   *sc;
+
+		if (exact_seen && (tname == NULL || strcmp(tname, table) != 0))
+			continue;
+		foreach(sc, schemas)
+			if (same_or_both_null(lfirst(sc), tschema))
+				known = true;
+		if (!known)
+			schemas = lappend(schemas, tschema);
+		if (list_length(schemas) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_AMBIGUOUS_ALIAS),
+					 errmsg("warehouse table \"%s\" exists in more than one schema", table),
+					 errhint("Qualify it with its schema, for example '%s.%s'.",
+							 tschema ? tschema : "schema", table)));
+		rt->schema = tschema;
+		rt->table = tname;
+		rt->columns = lappend(rt->columns, linitial(row));
+	}
+
+	if (rt->columns == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_TABLE_NOT_FOUND),
+				 errmsg("warehouse table \"%s%s%s\" not found",
+						schema ? schema : "", schema ? "." : "", table),
+				 errhint("Check the name and its case, and that the warehouse user may read the table.")));
+	return rt;
+}
+
+/* Is this name in a List of C strings? */
+bool
+SchemaListHasName(List *names, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (strcmp(lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+/* Find a remote column by exact name, or NULL. */
+RemoteColumn *
+SchemaFindColumn(RemoteTable *rt, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, rt->columns)
+	{
+		RemoteColumn *col = lfirst(lc);
+
+		if (strcmp(col->name, name) == 0)
+			return col;
+	}
+	return NULL;
+}
+
+/*
+ * The warehouse table's primary key columns in key order (SQLPrimaryKeys),
+ * or NIL if it has none.
+ */
+List *
+SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt)
+{
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	SQLWCHAR   *wschema = rt->schema ? OdbcUtf8ToWide(rt->schema, NULL) : NULL;
+	SQLRETURN	rc;
+	char	   *by_seq[INDEX_MAX_KEYS];
+	int			nkeys = 0;
+	List	   *result = NIL;
+
+	memset(by_seq, 0, sizeof(by_seq));
+	rc = SQLPrimaryKeysW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
+						 OdbcUtf8ToWide(rt->table, NULL), SQL_NTS);
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read the warehouse's primary key");
+	while (OdbcFetch(conn, stmt))
+	{
+		char	   *name = fetch_text(conn, stmt, 4);
+		int64		seq = fetch_int(conn, stmt, 5, NULL);
+
+		CHECK_FOR_INTERRUPTS();
+		if (name && seq >= 1 && seq <= INDEX_MAX_KEYS)
+		{
+			by_seq[seq - 1] = name;
+			nkeys = Max(nkeys, (int) seq);
+		}
+	}
+	OdbcFreeStatement(conn, stmt);
+
+	for (int i = 0; i < nkeys; i++)
+		if (by_seq[i])
+			result = lappend(result, by_seq[i]);
+	return result;
+}
+
+/* Does the driver's type name contain this word (case-insensitively)? */
+static bool
+type_name_has(RemoteColumn *col, const char *word)
+{
+	char	   *lower = asc_tolower(col->type_name, strlen(col->type_name));
+
+	return strstr(lower, word) != NULL;
+}
+
+/*
+ * The PostgreSQL type for a warehouse column, from its ODBC type code, with
+ * the driver's type name as a tie-breaker where the code is too coarse
+ * (time zones, uuid, unsigned integers).  Anything unknown is carried as
+ * text, which loses nothing.
+ */
+char *
+SchemaLocalTypeFor(RemoteColumn *col)
+{
+	bool		is_unsigned = type_name_has(col, "unsigned");
+
+	switch (col->data_type)
+	{
+		case SQL_BIT:
+			return "boolean";
+		case SQL_TINYINT:
+		case SQL_SMALLINT:
+			return is_unsigned && col->data_type == SQL_SMALLINT ? "integer" : "smallint";
+		case SQL_INTEGER:
+			return is_unsigned ? "bigint" : "integer";
+		case SQL_BIGINT:
+			return is_unsigned ? "numeric(20,0)" : "bigint";
+		case SQL_DECIMAL:
+		case SQL_NUMERIC:
+			return "numeric";
+		case SQL_REAL:
+			return "real";
+		case SQL_FLOAT:
+		case SQL_DOUBLE:
+			return "double precision";
+		case SQL_TYPE_DATE:
+		case SQL_DATE:
+			return "date";
+		case SQL_TYPE_TIME:
+		case SQL_TIME:
+			return "time";
+		case SQL_TYPE_TIMESTAMP:
+		case SQL_TIMESTAMP:
+			if (type_name_has(col, "timestamptz") || type_name_has(col, "with time zone") ||
+				type_name_has(col, "offset"))
+				return "timestamptz";
+			return "timestamp";
+		case SQL_GUID:
+			return "uuid";
+		case SQL_BINARY:
+		case SQL_VARBINARY:
+		case SQL_LONGVARBINARY:
+			return "bytea";
+		default:
+			if (type_name_has(col, "uuid"))
+				return "uuid";
+			return "text";
+	}
+}
+
+/*
+ * Create the local copy from the warehouse's metadata, owned by the caller:
+ * the key becomes the primary key, and the event column gets an index so
+ * the hot-window refresh reads only the recent slice.
+ */
+Oid
+SchemaCreateLocalTable(const char *schema, const char *relname, RemoteTable *rt,
+					   List *key_columns, const char *event_column)
+{
+	StringInfoData sql;
+	char	   *qname;
+	ListCell   *lc;
+	bool		first = true;
+	Oid			relid;
+
+	qname = schema ? quote_qualified_identifier(schema, relname)
+		: pstrdup(quote_identifier(relname));
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
+	foreach(lc, rt->columns)
+	{
+		RemoteColumn *col = lfirst(lc);
+
+		appendStringInfo(&sql, "%s%s %s", first ? "" : ", ",
+						 quote_identifier(col->name), SchemaLocalTypeFor(col));
+		first = false;
+	}
+	appendStringInfoString(&sql, ", PRIMARY KEY (");
+	first = true;
+	foreach(lc, key_columns)
+	{
+		appendStringInfo(&sql, "%s%s", first ? "" : ", ", quote_identifier(lfirst(lc)));
+		first = false;
+	}
+	appendStringInfoString(&sql, "))");
+
+	SPI_connect();
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not create the local table: %s", sql.data);
+	if (event_column && !SchemaListHasName(key_columns, event_column))
+	{
+		char	   *idx = psprintf("CREATE INDEX ON %s (%s)", qname,
+								   quote_identifier(event_column));
+
+		if (SPI_execute(idx, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not index the local table: %s", idx);
+	}
+	SPI_finish();
+	CommandCounterIncrement();
+
+	relid = RangeVarGetRelid(makeRangeVar(schema ? pstrdup(schema) : NULL,
+										  pstrdup(relname), -1),
+							 NoLock, false);
+	return relid;
+}
+
+/*
+ * Check that an existing local table can hold the copy: every synced
+ * column exists, and a unique index covers exactly the key, so that the
+ * upsert by key is well defined.
+ */
+void
+SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	ListCell   *lc;
+	List	   *indexes;
+	bool		found = false;
+	int			nkeys = list_length(key_columns);
+	AttrNumber	keyatts[INDEX_MAX_KEYS];
+	int			i = 0;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel))));
+
+	foreach(lc, columns)
+	{
+		const char *name = lfirst(lc);
+
+		if (get_attnum(relid, name) == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("local table \"%s\" has no column \"%s\"",
+							RelationGetRelationName(rel), name),
+					 errhint("Add the column, or drop the table and let add_table create it.")));
+	}
+
+	foreach(lc, key_columns)
+		keyatts[i++] = get_attnum(relid, lfirst(lc));
+
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index idx;
+		bool		covers = true;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		idx = (Form_pg_index) GETSTRUCT(tup);
+		if (idx->indisunique && idx->indimmediate && idx->indisvalid &&
+			idx->indnkeyatts == nkeys &&
+			heap_attisnull(tup, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(tup, Anum_pg_index_indexprs, NULL))
+		{
+			for (int k = 0; k < nkeys && covers; k++)
+			{
+				bool		in_index = false;
+
+				for (int j = 0; j < nkeys; j++)
+					if (idx->indkey.values[j] == keyatts[k])
+						in_index = true;
+				covers = in_index;
+			}
+			if (covers)
+				found = true;
+		}
+		ReleaseSysCache(tup);
+	}
+
+	if (!found)
+	{
+		StringInfoData keys;
+
+		initStringInfo(&keys);
+		foreach(lc, key_columns)
+			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(lfirst(lc)));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("local table \"%s\" has no unique index on the key (%s)",
+						RelationGetRelationName(rel), keys.data),
+				 errhint("CREATE UNIQUE INDEX ON %s (%s);",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													RelationGetRelationName(rel)),
+						 keys.data)));
+	}
+	table_close(rel, AccessShareLock);
+}

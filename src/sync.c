@@ -1,0 +1,90 @@
+/*-------------------------------------------------------------------------
+ *
+ * sync.c
+ *	  sync_table() and sync_all(): the SQL entry points that run cycles.
+ *
+ * They run in the caller's session, check what can be checked there (so
+ * bad input is a clear error, not a failed run), start the cycle in a
+ * background worker and return the run-log rows.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "treble_sync.h"
+
+/*
+ * The caller reads the run row the worker committed: that needs a fresh
+ * snapshot per statement, which REPEATABLE READ and SERIALIZABLE lack.
+ */
+static void
+require_read_committed(const char *funcname)
+{
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("%s cannot run in a REPEATABLE READ or SERIALIZABLE transaction", funcname),
+				 errhint("Call it outside an explicit transaction, or in a READ COMMITTED one.")));
+}
+
+/*
+ * sync_table(name): run one cycle of a registered table and return its
+ * run-log row.
+ */
+PG_FUNCTION_INFO_V1(treble_sync_sync_table);
+
+Datum
+treble_sync_sync_table(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	TableConfig *cfg;
+	int64		run_id;
+
+	require_read_committed("sync_table()");
+	cfg = CatalogGetTable(name, false);
+	CyclePrecheck(cfg);
+	run_id = WorkerRunCycle(cfg->table_id);
+	PG_RETURN_DATUM(CatalogRunRow(run_id));
+}
+
+/*
+ * sync_all(): one cycle of every enabled table, one after another.  A
+ * table whose cycle fails is logged as failed and the others go on.
+ */
+PG_FUNCTION_INFO_V1(treble_sync_sync_all);
+
+Datum
+treble_sync_sync_all(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *lc;
+	List	   *ids;
+
+	require_read_committed("sync_all()");
+	InitMaterializedSRF(fcinfo, 0);
+	ids = CatalogEnabledTableIds();
+	foreach(lc, ids)
+	{
+		int64		run_id;
+		HeapTupleHeader row;
+		HeapTupleData tuple;
+
+		CHECK_FOR_INTERRUPTS();
+		run_id = WorkerRunCycle(lfirst_int(lc));
+		row = DatumGetHeapTupleHeader(CatalogRunRow(run_id));
+		tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+		ItemPointerSetInvalid(&tuple.t_self);
+		tuple.t_tableOid = InvalidOid;
+		tuple.t_data = row;
+		tuplestore_puttuple(rsinfo->setResult, &tuple);
+	}
+	return (Datum) 0;
+}

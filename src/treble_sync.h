@@ -1,0 +1,198 @@
+/*-------------------------------------------------------------------------
+ *
+ * treble_sync.h
+ *	  Declarations shared by the files of treble_sync.
+ *
+ * One file owns one responsibility: odbc.c talks to the warehouse,
+ * catalog.c reads and writes the extension's tables, schema.c maps remote
+ * metadata to local tables, stage.c streams rows into a staging table,
+ * cycle.c runs the five steps, worker.c runs a cycle in a background worker,
+ * sync.c and register.c are the SQL-callable entry points.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TREBLE_SYNC_H
+#define TREBLE_SYNC_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
+#include "foreign/foreign.h"
+#include "nodes/pg_list.h"
+#include "utils/timestamp.h"
+
+#include <sql.h>
+#include <sqlext.h>
+
+#define TREBLE_SYNC_EXTENSION "treble_sync"
+#define TREBLE_SYNC_SCHEMA "treble_sync"
+
+/* Default rows per round trip asked of drivers that would otherwise buffer all */
+#define TREBLE_SYNC_DEFAULT_FETCH_SIZE 10000
+
+/* ------------------------------------------------------------------------
+ * A registered table, as read from treble_sync.tables.
+ * ------------------------------------------------------------------------
+ */
+typedef struct TableConfig
+{
+	int32		table_id;
+	char	   *name;			/* the name sync_table() takes */
+	char	   *server_name;
+	char	   *remote_schema;	/* NULL: the driver's default */
+	char	   *remote_table;
+	Oid			local_relid;
+	List	   *key_columns;	/* of char *, in key order */
+	List	   *columns;		/* of char *, every synced column */
+	char	   *cursor_column;
+	char	   *event_column;	/* NULL: no hot window */
+	Interval   *hot_window;
+	bool		enabled;
+	char	   *watermark;		/* NULL before the first successful cycle */
+} TableConfig;
+
+/* What one cycle did, for the run log. */
+typedef struct CycleResult
+{
+	const char *status;			/* "success" or "empty" */
+	char	   *watermark_from;
+	char	   *watermark_to;
+	char	   *hot_window_from;
+	int64		rows_pulled;
+	int64		rows_inserted;
+	int64		rows_updated;
+	int64		rows_deleted;
+	int64		bytes_pulled;
+} CycleResult;
+
+/* ------------------------------------------------------------------------
+ * odbc.c
+ * ------------------------------------------------------------------------
+ */
+typedef struct OdbcConn OdbcConn;
+
+/* A parameter bound to a remote statement. */
+typedef enum OdbcParamKind
+{
+	ODBC_PARAM_TIMESTAMP
+} OdbcParamKind;
+
+typedef struct OdbcParam
+{
+	OdbcParamKind kind;
+	Timestamp	ts;
+} OdbcParam;
+
+extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping);
+extern void OdbcDisconnect(OdbcConn *conn);
+extern char *OdbcQuoteIdent(OdbcConn *conn, const char *ident);
+extern char *OdbcQualifiedName(OdbcConn *conn, const char *schema, const char *table);
+extern char *OdbcEscapePattern(OdbcConn *conn, const char *value);
+extern SQLHSTMT OdbcAllocStatement(OdbcConn *conn);
+extern void OdbcFreeStatement(OdbcConn *conn, SQLHSTMT stmt);
+extern void OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql,
+						int nparams, OdbcParam *params);
+extern bool OdbcFetch(OdbcConn *conn, SQLHSTMT stmt);
+extern int	OdbcResultColumns(OdbcConn *conn, SQLHSTMT stmt);
+extern bool OdbcGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf);
+extern bool OdbcGetBinaryHex(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf);
+extern bool OdbcGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result);
+extern bool OdbcGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
+extern void OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
+					  SQLHANDLE handle, const char *what);
+extern char *OdbcWideToUtf8(const SQLWCHAR *w, ssize_t nchars);
+extern SQLWCHAR *OdbcUtf8ToWide(const char *s, SQLINTEGER *nchars);
+extern const char *OdbcDriverName(OdbcConn *conn);
+extern bool OdbcConnectionStringHasKey(const char *connstr, const char *key);
+extern const char *OdbcServerTimezone(ForeignServer *server);
+extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
+
+/* ------------------------------------------------------------------------
+ * fdw.c
+ * ------------------------------------------------------------------------
+ */
+extern Datum treble_sync_fdw_validator(PG_FUNCTION_ARGS);
+
+/* ------------------------------------------------------------------------
+ * catalog.c
+ * ------------------------------------------------------------------------
+ */
+typedef struct CatalogUser
+{
+	Oid			userid;
+	int			sec_context;
+} CatalogUser;
+
+extern CatalogUser CatalogBecomeOwner(void);
+extern void CatalogRestoreUser(CatalogUser saved);
+extern TableConfig *CatalogGetTable(const char *name, bool missing_ok);
+extern TableConfig *CatalogGetTableById(int32 table_id);
+extern List *CatalogEnabledTableIds(void);
+extern int64 CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner);
+extern int	CatalogFailStaleRuns(TableConfig *cfg);
+extern void CatalogFinishRun(int64 run_id, CycleResult *result);
+extern void CatalogFailRun(int64 run_id, const char *error);
+extern void CatalogSetWatermark(int32 table_id, const char *watermark);
+extern bool CatalogRunIsRunning(int64 run_id);
+extern Datum CatalogRunRow(int64 run_id);
+extern Datum CatalogInsertTable(TableConfig *cfg, Oid owner);
+extern char *CatalogTableUsingLocal(Oid relid);
+
+/* ------------------------------------------------------------------------
+ * schema.c
+ * ------------------------------------------------------------------------
+ */
+typedef struct RemoteColumn
+{
+	char	   *name;
+	SQLSMALLINT data_type;		/* SQL_* type code */
+	char	   *type_name;		/* the driver's own name for it */
+	int32		column_size;
+	int16		decimal_digits;
+	bool		decimal_digits_null;
+} RemoteColumn;
+
+typedef struct RemoteTable
+{
+	char	   *schema;			/* as the driver reports it; may be NULL */
+	char	   *table;
+	List	   *columns;		/* of RemoteColumn *, in ordinal order */
+} RemoteTable;
+
+extern RemoteTable *SchemaDescribeRemote(OdbcConn *conn, const char *schema,
+										 const char *table);
+extern List *SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt);
+extern RemoteColumn *SchemaFindColumn(RemoteTable *rt, const char *name);
+extern bool SchemaListHasName(List *names, const char *name);
+extern char *SchemaLocalTypeFor(RemoteColumn *col);
+extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,
+								   RemoteTable *rt, List *key_columns,
+								   const char *event_column);
+extern void SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns);
+
+/* ------------------------------------------------------------------------
+ * stage.c
+ * ------------------------------------------------------------------------
+ */
+extern Oid	StageCreate(TableConfig *cfg);
+extern void StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn,
+					  SQLHSTMT stmt, CycleResult *result);
+
+/* ------------------------------------------------------------------------
+ * cycle.c
+ * ------------------------------------------------------------------------
+ */
+extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
+extern void CyclePrecheck(TableConfig *cfg);
+extern char *CycleFormatTimestamp(Timestamp ts);
+extern Timestamp CycleParseTimestamp(const char *text);
+
+/* ------------------------------------------------------------------------
+ * worker.c
+ * ------------------------------------------------------------------------
+ */
+extern int64 WorkerRunCycle(int32 table_id);
+extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
+
+#endif							/* TREBLE_SYNC_H */

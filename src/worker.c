@@ -1,0 +1,306 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  Running one cycle in a dynamic background worker, and waiting for it.
+ *
+ * The calling session registers a worker, hands it the database, its
+ * roles and the table through a small DSM segment, and waits for it to
+ * exit.  The worker connects as the caller's session user, acts as the
+ * caller's current role, and runs:
+ *
+ *	  tx 1: take the table's cycle lock (busy: log 'skipped' and stop);
+ *			mark runs left 'running' by a dead worker as failed; log a
+ *			'running' row and commit it, so a crash leaves a trace;
+ *	  tx 2: connect to the warehouse and run the cycle (cycle.c); record
+ *			the outcome and the new watermark; commit;
+ *	  on error: abort tx 2 (nothing of it remains) and record the failure.
+ *
+ * One process per cycle, exiting at the end: no ODBC state outlives a run.
+ * SIGTERM (pg_terminate_backend, or the caller being cancelled) becomes a
+ * query cancel, so the cycle rolls back through the same path as any error
+ * and leaves a 'failed' row that says it was stopped.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/ps_status.h"
+#include "utils/snapmgr.h"
+
+#include "treble_sync.h"
+
+/* Distinguishes our cycle locks from users' advisory locks in pg_locks. */
+#define CYCLE_LOCK_SPACE 0x54726231	/* "Trb1" */
+#define CYCLE_LOCK_KIND 3		/* advisory locks use 1 and 2 */
+
+/* What the caller hands the worker, and the run id it hands back. */
+typedef struct WorkerSlot
+{
+	Oid			database_id;
+	Oid			session_user_id;
+	Oid			user_id;
+	int32		table_id;
+	int64		run_id;			/* set by the worker once its run row exists */
+} WorkerSlot;
+
+static volatile sig_atomic_t got_sigterm = false;
+
+/* Let the terminate signal cancel the cycle, so it is logged as failed. */
+static void
+worker_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	got_sigterm = true;
+	if (!proc_exit_inprogress)
+	{
+		InterruptPending = true;
+		QueryCancelPending = true;
+	}
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/* If the waiting caller errors out or is terminated, stop its worker too. */
+static void
+terminate_worker_on_exit(int code, Datum arg)
+{
+	BackgroundWorkerHandle *handle = (BackgroundWorkerHandle *) DatumGetPointer(arg);
+
+	TerminateBackgroundWorker(handle);
+}
+
+/*
+ * Run one cycle of a table in a background worker and wait for it.
+ * Returns the run id of its run-log row.
+ */
+int64
+WorkerRunCycle(int32 table_id)
+{
+	dsm_segment *seg;
+	WorkerSlot *slot;
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+	BgwHandleStatus status;
+	pid_t		pid;
+	int64		run_id;
+
+	seg = dsm_create(sizeof(WorkerSlot), 0);
+	slot = dsm_segment_address(seg);
+	slot->database_id = MyDatabaseId;
+	slot->session_user_id = GetSessionUserId();
+	slot->user_id = GetUserId();
+	slot->table_id = table_id;
+	slot->run_id = 0;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "treble_sync");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "treble_sync_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "treble_sync cycle of table id %d", table_id);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "treble_sync worker");
+	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
+	bgw.bgw_notify_pid = MyProcPid;
+
+	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("could not start a treble_sync worker"),
+				 errhint("All background worker slots are in use: raise max_worker_processes, or run fewer cycles at once.")));
+
+	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(handle));
+	{
+		status = WaitForBackgroundWorkerStartup(handle, &pid);
+		if (status == BGWH_STARTED)
+			status = WaitForBackgroundWorkerShutdown(handle);
+	}
+	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(handle));
+
+	if (status == BGWH_POSTMASTER_DIED)
+		ereport(ERROR,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("postmaster exited during a treble_sync cycle")));
+
+	run_id = slot->run_id;
+	dsm_detach(seg);
+
+	if (run_id == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("the treble_sync worker exited before starting the cycle"),
+				 errhint("The server log has the worker's error.")));
+
+	/* a worker killed hard (SIGKILL, crash) could not record its end */
+	if (CatalogRunIsRunning(run_id))
+		CatalogFailRun(run_id, "the worker exited before finishing the cycle; nothing of it was applied");
+	return run_id;
+}
+
+/* The text kept in the run log for an error: message, detail, context. */
+static char *
+describe_error(ErrorData *edata)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (got_sigterm)
+		appendStringInfoString(&buf, "cancelled: the worker was terminated; ");
+	else if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		appendStringInfoString(&buf, "cancelled: ");
+	appendStringInfoString(&buf, edata->message ? edata->message : "unknown error");
+	if (edata->detail)
+		appendStringInfo(&buf, "\nDETAIL: %s", edata->detail);
+	if (edata->context)
+		appendStringInfo(&buf, "\nCONTEXT: %s", edata->context);
+	return buf.data;
+}
+
+/*
+ * Transaction 1: take the cycle lock and log the run.  Returns false when
+ * another cycle of the table holds the lock (the run is logged 'skipped').
+ */
+static bool
+begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext cxt)
+{
+	TableConfig *cfg;
+	bool		locked;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	MemoryContextSwitchTo(cxt);
+	cfg = CatalogGetTableById(slot->table_id);
+	*cfg_out = cfg;
+
+	set_ps_display(cfg->name);
+	pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync cycle of %s", cfg->name));
+
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, CYCLE_LOCK_SPACE, (uint32) slot->table_id,
+						 CYCLE_LOCK_KIND);
+	locked = LockAcquire(tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
+	if (locked)
+	{
+		CatalogFailStaleRuns(cfg);
+		slot->run_id = CatalogInsertRun(cfg, "running", slot->user_id);
+	}
+	else
+		slot->run_id = CatalogInsertRun(cfg, "skipped", slot->user_id);
+
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return locked;
+}
+
+/*
+ * Transaction 2: the cycle itself, committed with its run-log row and
+ * watermark, or rolled back and logged as failed.
+ */
+static void
+run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
+{
+	PG_TRY();
+	{
+		ForeignServer *server;
+		UserMapping *mapping;
+		OdbcConn   *conn;
+		CycleResult result;
+
+		memset(&result, 0, sizeof(result));
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+
+		CyclePrecheck(cfg);
+		server = GetForeignServerByName(cfg->server_name, false);
+		mapping = OdbcLookupUserMapping(GetUserId(), server);
+
+		/* zone-less warehouse timestamps are read in the warehouse's zone */
+		SetConfigOption("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION);
+
+		conn = OdbcConnect(server, mapping);	/* closed when tx memory goes */
+		CycleRun(cfg, conn, &result);
+		CatalogFinishRun(slot->run_id, &result);
+		OdbcDisconnect(conn);
+
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		char	   *text;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		QueryCancelPending = false;
+
+		text = describe_error(edata);
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		CatalogFailRun(slot->run_id, text);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+
+		ereport(LOG,
+				(errmsg("treble_sync cycle of table \"%s\" failed: %s",
+						cfg->name, edata->message ? edata->message : "unknown error"),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+}
+
+/* Entry point of the worker process. */
+void
+treble_sync_worker_main(Datum main_arg)
+{
+	dsm_segment *seg;
+	WorkerSlot *slot;
+	TableConfig *cfg;
+	LOCKTAG		tag;
+	MemoryContext cxt;
+
+	pqsignal(SIGTERM, worker_sigterm);
+	BackgroundWorkerUnblockSignals();
+
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "treble_sync worker");
+	seg = dsm_attach(DatumGetUInt32(main_arg));
+	if (seg == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("treble_sync worker could not attach to its caller's shared memory"),
+				 errdetail("The caller stopped waiting before the worker started.")));
+	slot = dsm_segment_address(seg);
+
+	BackgroundWorkerInitializeConnectionByOid(slot->database_id, slot->session_user_id, 0);
+	/* act as the caller's current role (it may differ after SET ROLE) */
+	SetUserIdAndSecContext(slot->user_id, 0);
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync cycle",
+								ALLOCSET_DEFAULT_SIZES);
+
+	if (begin_run(slot, &cfg, &tag, cxt))
+	{
+		run_cycle(slot, cfg, cxt);
+		LockRelease(&tag, ExclusiveLock, true);
+	}
+
+	dsm_detach(seg);
+	proc_exit(0);
+}
