@@ -228,7 +228,7 @@ merge_stage(TableConfig *cfg, const char *qlocal, CycleResult *result)
 					 qlocal, keys);
 	if (set.len > 0)
 		appendStringInfo(&sql,
-						 " WHEN MATCHED AND NOT (ROW(%s) OPERATOR(pg_catalog.*=) ROW(%s))"
+						 " WHEN MATCHED AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))"
 						 " THEN UPDATE SET %s",
 						 local_column_list(cfg->columns, "t"),
 						 local_column_list(cfg->columns, "s"), set.data);

@@ -300,15 +300,27 @@ OdbcLookupUserMapping(Oid userid, ForeignServer *server)
 }
 
 /*
- * Append KEY={value} with ODBC's escaping: inside braces, a closing brace
- * is doubled, and nothing else is special (; and = included).
+ * Append KEY=value to a connection string.  A value holding ; { } = or
+ * surrounding spaces is braced with ODBC's escaping: inside braces a
+ * closing brace is doubled and nothing else is special.  Plain values stay
+ * unbraced, since some drivers keep braces of some keys literally.
  */
 static void
 append_braced(StringInfo buf, const char *key, const char *value)
 {
+	size_t		len = strlen(value);
+	bool		needs_braces = strpbrk(value, ";{}=") != NULL ||
+		(len > 0 && (value[0] == ' ' || value[len - 1] == ' '));
+
 	if (buf->len > 0 && buf->data[buf->len - 1] != ';')
 		appendStringInfoChar(buf, ';');
-	appendStringInfo(buf, "%s={", key);
+	appendStringInfo(buf, "%s=", key);
+	if (!needs_braces)
+	{
+		appendStringInfoString(buf, value);
+		return;
+	}
+	appendStringInfoChar(buf, '{');
 	for (const char *p = value; *p; p++)
 	{
 		if (*p == '}')
