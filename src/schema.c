@@ -231,6 +231,11 @@ SchemaLocalTypeFor(RemoteColumn *col)
 {
 	bool		is_unsigned = type_name_has(col, "unsigned");
 
+	/* psqlODBC reports booleans as characters by default (BoolsAsChar) */
+	if (pg_strcasecmp(col->type_name, "bool") == 0 ||
+		pg_strcasecmp(col->type_name, "boolean") == 0)
+		return "boolean";
+
 	switch (col->data_type)
 	{
 		case SQL_BIT:
