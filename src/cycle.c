@@ -167,6 +167,16 @@ run_sql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
 	return SPI_processed;
 }
 
+/* Run a count(*) query with the caller's privileges. */
+static int64
+count_sql(const char *sql)
+{
+	bool		isnull;
+
+	run_sql(sql, 0, NULL, NULL, SPI_OK_SELECT);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
 /*
  * Step 3 preparation: keep one row per key in the staging table, the one
  * with the greatest cursor; exact ties are broken by the row's text so the
@@ -200,17 +210,16 @@ merge_stage(TableConfig *cfg, const char *qlocal, CycleResult *result)
 	StringInfoData sql;
 	StringInfoData set;
 	ListCell   *lc;
-	uint64		staged;
-	uint64		matched;
-	uint64		merged;
+	int64		staged;
+	int64		matched;
+	int64		merged;
 	char	   *keys = key_join(cfg->key_columns, "t", "s");
 
-	staged = run_sql("SELECT 1 FROM pg_temp.treble_sync_stage", 0, NULL, NULL, SPI_OK_SELECT);
+	staged = count_sql("SELECT pg_catalog.count(*) FROM pg_temp.treble_sync_stage");
 	if (staged == 0)
 		return;
-	matched = run_sql(psprintf("SELECT 1 FROM pg_temp.treble_sync_stage s"
-							   " WHERE EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys),
-					  0, NULL, NULL, SPI_OK_SELECT);
+	matched = count_sql(psprintf("SELECT pg_catalog.count(*) FROM pg_temp.treble_sync_stage s"
+								 " WHERE EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys));
 
 	initStringInfo(&set);
 	foreach(lc, cfg->columns)
@@ -235,7 +244,7 @@ merge_stage(TableConfig *cfg, const char *qlocal, CycleResult *result)
 	appendStringInfo(&sql, " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
 					 local_column_list(cfg->columns, NULL),
 					 local_column_list(cfg->columns, "s"));
-	merged = run_sql(sql.data, 0, NULL, NULL, SPI_OK_MERGE);
+	merged = (int64) run_sql(sql.data, 0, NULL, NULL, SPI_OK_MERGE);
 
 	result->rows_inserted = staged - matched;
 	result->rows_updated = merged - result->rows_inserted;
