@@ -203,9 +203,16 @@ dedup_stage(TableConfig *cfg)
 /*
  * Step 3: MERGE the staging rows into the copy by key.  Rows identical to
  * the copy (binary image equality) are not rewritten.
+ *
+ * With a hot window, an older version of a key can arrive only because its
+ * own event date lies in the window while the key's newest version, already
+ * in the copy, lies outside it and was not pulled again.  Such a version
+ * never replaces a newer one outside the window.  (A newer copy row inside
+ * the window would have been pulled again had it still existed, so there
+ * the older version is the truth.)
  */
 static void
-merge_stage(TableConfig *cfg, const char *qlocal, CycleResult *result)
+merge_stage(TableConfig *cfg, const char *qlocal, Timestamp bound, CycleResult *result)
 {
 	StringInfoData sql;
 	StringInfoData set;
@@ -236,15 +243,29 @@ merge_stage(TableConfig *cfg, const char *qlocal, CycleResult *result)
 	appendStringInfo(&sql, "MERGE INTO %s t USING pg_temp.treble_sync_stage s ON %s",
 					 qlocal, keys);
 	if (set.len > 0)
+	{
 		appendStringInfo(&sql,
-						 " WHEN MATCHED AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))"
-						 " THEN UPDATE SET %s",
+						 " WHEN MATCHED AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
 						 local_column_list(cfg->columns, "t"),
-						 local_column_list(cfg->columns, "s"), set.data);
+						 local_column_list(cfg->columns, "s"));
+		if (cfg->event_column)
+			appendStringInfo(&sql, " AND (t.%s OPERATOR(pg_catalog.<=) s.%s"
+							 " OR t.%s OPERATOR(pg_catalog.>=) $1)",
+							 quote_identifier(cfg->cursor_column),
+							 quote_identifier(cfg->cursor_column),
+							 quote_identifier(cfg->event_column));
+		appendStringInfo(&sql, " THEN UPDATE SET %s", set.data);
+	}
 	appendStringInfo(&sql, " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
 					 local_column_list(cfg->columns, NULL),
 					 local_column_list(cfg->columns, "s"));
-	merged = (int64) run_sql(sql.data, 0, NULL, NULL, SPI_OK_MERGE);
+	{
+		Oid			types[1] = {TIMESTAMPOID};
+		Datum		values[1] = {TimestampGetDatum(bound)};
+
+		merged = (int64) run_sql(sql.data, cfg->event_column ? 1 : 0, types, values,
+								 SPI_OK_MERGE);
+	}
 
 	result->rows_inserted = staged - matched;
 	result->rows_updated = merged - result->rows_inserted;
@@ -318,7 +339,7 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	SPI_connect();
 	run_sql("ANALYZE pg_temp.treble_sync_stage", 0, NULL, NULL, SPI_OK_UTILITY);
 	dedup_stage(cfg);
-	merge_stage(cfg, qlocal, result);	/* step 3 */
+	merge_stage(cfg, qlocal, bound, result);	/* step 3 */
 	if (cfg->event_column)
 		refresh_window(cfg, qlocal, bound, result); /* step 4 */
 	SPI_finish();

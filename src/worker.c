@@ -181,17 +181,19 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 	bool		locked;
 
 	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
 	MemoryContextSwitchTo(cxt);
-	cfg = CatalogGetTableById(slot->table_id);
-	*cfg_out = cfg;
 
-	set_ps_display(cfg->name);
-	pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync cycle of %s", cfg->name));
-
+	/* lock first, then read the configuration: its watermark is current */
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, CYCLE_LOCK_SPACE, (uint32) slot->table_id,
 						 CYCLE_LOCK_KIND);
 	locked = LockAcquire(tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
+
+	PushActiveSnapshot(GetTransactionSnapshot());
+	cfg = CatalogGetTableById(slot->table_id);
+	*cfg_out = cfg;
+	set_ps_display(cfg->name);
+	pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync cycle of %s", cfg->name));
+
 	if (locked)
 	{
 		CatalogFailStaleRuns(cfg);
