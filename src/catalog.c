@@ -148,23 +148,32 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 }
 
 /*
+ * Read one registration matching "column = $1", or NULL.  The result is
+ * allocated in the caller's memory context.
+ */
+static TableConfig *
+lookup_table(const char *column, Oid type, Datum value)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	TableConfig *cfg = NULL;
+
+	SPI_connect();
+	catalog_exec(psprintf("%s WHERE %s OPERATOR(pg_catalog.=) $1", table_select, column),
+				 1, &type, &value, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		cfg = table_from_tuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, cxt);
+	SPI_finish();
+	return cfg;
+}
+
+/*
  * Look a registered table up by the name sync_table() takes.  An unknown
  * name is an error with a hint, unless missing_ok.
  */
 TableConfig *
 CatalogGetTable(const char *name, bool missing_ok)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	TableConfig *cfg = NULL;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-
-	SPI_connect();
-	catalog_exec(psprintf("%s WHERE name OPERATOR(pg_catalog.=) $1", table_select),
-				 1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 1)
-		cfg = table_from_tuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, cxt);
-	SPI_finish();
+	TableConfig *cfg = lookup_table("name", TEXTOID, CStringGetTextDatum(name));
 
 	if (cfg == NULL && !missing_ok)
 		ereport(ERROR,
@@ -174,20 +183,11 @@ CatalogGetTable(const char *name, bool missing_ok)
 	return cfg;
 }
 
+/* Look a registration up by id, as a worker does; it must still exist. */
 TableConfig *
 CatalogGetTableById(int32 table_id)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	TableConfig *cfg = NULL;
-	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(table_id)};
-
-	SPI_connect();
-	catalog_exec(psprintf("%s WHERE table_id OPERATOR(pg_catalog.=) $1", table_select),
-				 1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 1)
-		cfg = table_from_tuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, cxt);
-	SPI_finish();
+	TableConfig *cfg = lookup_table("table_id", INT4OID, Int32GetDatum(table_id));
 
 	if (cfg == NULL)
 		ereport(ERROR,

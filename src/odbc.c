@@ -574,12 +574,6 @@ odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info)
 	return OdbcWideToUtf8(buf, Min(len / (SQLSMALLINT) sizeof(SQLWCHAR), (SQLSMALLINT) lengthof(buf) - 1));
 }
 
-const char *
-OdbcDriverName(OdbcConn *conn)
-{
-	return conn->driver_name;
-}
-
 /* Memory-context reset callback: release the ODBC handles. */
 static void
 odbc_release(void *arg)

@@ -103,7 +103,6 @@ extern void OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
 					  SQLHANDLE handle, const char *what);
 extern char *OdbcWideToUtf8(const SQLWCHAR *w, ssize_t nchars);
 extern SQLWCHAR *OdbcUtf8ToWide(const char *s, SQLINTEGER *nchars);
-extern const char *OdbcDriverName(OdbcConn *conn);
 extern bool OdbcConnectionStringHasKey(const char *connstr, const char *key);
 extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
