@@ -357,10 +357,11 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
  * Everything a cycle needs that the caller can check before starting it:
  * the local table exists and the running role may read and write it, the
  * server exists and may be used, and the role has a user mapping.  Run by
- * sync_table() in the caller, for a clear error, and again by the worker.
+ * sync_table() in the caller, for a clear error, and again by the worker,
+ * which connects with the user mapping returned.
  */
-void
-CyclePrecheck(TableConfig *cfg)
+UserMapping *
+CyclePrecheck(TableConfig *cfg, ForeignServer **server_out)
 {
 	ForeignServer *server;
 	AclResult	aclresult;
@@ -391,5 +392,7 @@ CyclePrecheck(TableConfig *cfg)
 	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
-	(void) OdbcLookupUserMapping(GetUserId(), server);
+	if (server_out)
+		*server_out = server;
+	return OdbcLookupUserMapping(GetUserId(), server);
 }

@@ -50,7 +50,7 @@ treble_sync_sync_table(PG_FUNCTION_ARGS)
 
 	require_read_committed("sync_table()");
 	cfg = CatalogGetTable(name, false);
-	CyclePrecheck(cfg);
+	(void) CyclePrecheck(cfg, NULL);
 	run_id = WorkerRunCycle(cfg->table_id);
 	PG_RETURN_DATUM(CatalogRunRow(run_id));
 }

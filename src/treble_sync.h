@@ -183,7 +183,7 @@ extern void StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn,
  * ------------------------------------------------------------------------
  */
 extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
-extern void CyclePrecheck(TableConfig *cfg);
+extern UserMapping *CyclePrecheck(TableConfig *cfg, ForeignServer **server_out);
 extern char *CycleFormatTimestamp(Timestamp ts);
 extern Timestamp CycleParseTimestamp(const char *text);
 

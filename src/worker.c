@@ -225,9 +225,7 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 
-		CyclePrecheck(cfg);
-		server = GetForeignServerByName(cfg->server_name, false);
-		mapping = OdbcLookupUserMapping(GetUserId(), server);
+		mapping = CyclePrecheck(cfg, &server);
 
 		/* zone-less warehouse timestamps are read in the warehouse's zone */
 		SetConfigOption("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION);
