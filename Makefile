@@ -9,6 +9,7 @@ OBJS = \
 	src/treble_sync.o \
 	src/fdw.o \
 	src/odbc.o \
+	src/fetch.o \
 	src/catalog.o \
 	src/schema.o \
 	src/stage.o \

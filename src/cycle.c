@@ -5,7 +5,7 @@
  *
  *	  1. freeze the cut T = max(cursor), read from the warehouse once;
  *	  2. pull the delta T_prev < cursor <= T;
- *	  3. upsert it by key with MERGE (the latest cursor wins among repeats);
+ *	  3. upsert it by key (the latest cursor wins among repeats);
  *	  4. refresh the hot window: rows with event >= bound and cursor <= T,
  *	     bound = date_trunc('day', T) - hot_window, and make that slice of
  *	     the copy equal to it;
@@ -19,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -105,9 +106,9 @@ freeze_cut(TableConfig *cfg, OdbcConn *conn, Timestamp *cut)
 				   OdbcQuoteIdent(conn, cfg->cursor_column),
 				   OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
 	OdbcExecute(conn, stmt, sql, 0, NULL);
-	if (!OdbcFetch(conn, stmt))
+	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
-	found = OdbcGetTimestamp(conn, stmt, 1, cut);
+	found = FetchGetTimestamp(conn, stmt, 1, cut);
 	OdbcFreeStatement(conn, stmt);
 	return found;
 }
@@ -178,15 +179,38 @@ count_sql(const char *sql)
 }
 
 /*
+ * Step 3 preparation: index the staging rows by key, so that every later
+ * join with them is a probe whatever the planner believes of the copy's
+ * size (its statistics lag behind a large load), and refresh their
+ * statistics.
+ */
+static void
+index_stage(TableConfig *cfg)
+{
+	run_sql(psprintf("CREATE INDEX ON pg_temp.treble_sync_stage (%s)",
+					 local_column_list(cfg->key_columns, NULL)),
+			0, NULL, NULL, SPI_OK_UTILITY);
+	run_sql("ANALYZE pg_temp.treble_sync_stage", 0, NULL, NULL, SPI_OK_UTILITY);
+}
+
+/*
  * Step 3 preparation: keep one row per key in the staging table, the one
  * with the greatest cursor; exact ties are broken by the row's text so the
- * outcome never depends on arrival order.
+ * outcome never depends on arrival order.  Most pulls have no repeated
+ * key, and finding that out is one aggregate over the keys.
  */
 static void
 dedup_stage(TableConfig *cfg)
 {
 	const char *cur = quote_identifier(cfg->cursor_column);
+	const char *keys = local_column_list(cfg->key_columns, NULL);
 	char	   *sql;
+
+	if (count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1"
+						   " FROM pg_temp.treble_sync_stage GROUP BY %s"
+						   " HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1) d",
+						   keys)) == 0)
+		return;
 
 	sql = psprintf("DELETE FROM pg_temp.treble_sync_stage s WHERE EXISTS ("
 				   "SELECT 1 FROM pg_temp.treble_sync_stage t WHERE %s"
@@ -201,8 +225,11 @@ dedup_stage(TableConfig *cfg)
 }
 
 /*
- * Step 3: MERGE the staging rows into the copy by key.  Rows identical to
- * the copy (binary image equality) are not rewritten.
+ * Step 3: upsert the staging rows into the copy by key: update the keys it
+ * has, then insert the others.  (One MERGE would do the same, but could
+ * not say how many rows it inserted without joining the two sides once
+ * more.)  Rows identical to the copy (binary image equality) are not
+ * rewritten, so an unchanged hot window costs no writes.
  *
  * With a hot window, an older version of a key can arrive only because its
  * own event date lies in the window while the key's newest version, already
@@ -212,21 +239,15 @@ dedup_stage(TableConfig *cfg)
  * the older version is the truth.)
  */
 static void
-merge_stage(TableConfig *cfg, const char *qlocal, Timestamp bound, CycleResult *result)
+upsert_stage(TableConfig *cfg, const char *qlocal, Timestamp bound, CycleResult *result)
 {
+	bool		copy_was_empty;
 	StringInfoData sql;
 	StringInfoData set;
 	ListCell   *lc;
-	int64		staged;
-	int64		matched;
-	int64		merged;
 	char	   *keys = key_join(cfg->key_columns, "t", "s");
-
-	staged = count_sql("SELECT pg_catalog.count(*) FROM pg_temp.treble_sync_stage");
-	if (staged == 0)
-		return;
-	matched = count_sql(psprintf("SELECT pg_catalog.count(*) FROM pg_temp.treble_sync_stage s"
-								 " WHERE EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys));
+	Oid			types[1] = {TIMESTAMPOID};
+	Datum		values[1] = {TimestampGetDatum(bound)};
 
 	initStringInfo(&set);
 	foreach(lc, cfg->columns)
@@ -239,13 +260,16 @@ merge_stage(TableConfig *cfg, const char *qlocal, Timestamp bound, CycleResult *
 						 quote_identifier(c), quote_identifier(c));
 	}
 
+	/* a first load into an empty copy only inserts */
+	copy_was_empty = count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT 1) e",
+										qlocal)) == 0;
+
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "MERGE INTO %s t USING pg_temp.treble_sync_stage s ON %s",
-					 qlocal, keys);
-	if (set.len > 0)
+	if (set.len > 0 && !copy_was_empty)
 	{
-		appendStringInfo(&sql,
-						 " WHEN MATCHED AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+		appendStringInfo(&sql, "UPDATE %s t SET %s FROM pg_temp.treble_sync_stage s"
+						 " WHERE %s AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+						 qlocal, set.data, keys,
 						 local_column_list(cfg->columns, "t"),
 						 local_column_list(cfg->columns, "s"));
 		if (cfg->event_column)
@@ -254,26 +278,33 @@ merge_stage(TableConfig *cfg, const char *qlocal, Timestamp bound, CycleResult *
 							 quote_identifier(cfg->cursor_column),
 							 quote_identifier(cfg->cursor_column),
 							 quote_identifier(cfg->event_column));
-		appendStringInfo(&sql, " THEN UPDATE SET %s", set.data);
+		result->rows_updated = run_sql(sql.data, cfg->event_column ? 1 : 0, types, values,
+									   SPI_OK_UPDATE);
 	}
-	appendStringInfo(&sql, " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
-					 local_column_list(cfg->columns, NULL),
+
+	/*
+	 * The keys the copy has were just updated (or deliberately kept); insert
+	 * the rest.  The unique index on the key says which those are, with no
+	 * join against the table being filled.  A partitioned copy's unique
+	 * index also holds the partition key, so there it takes an anti-join.
+	 */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s) SELECT %s FROM pg_temp.treble_sync_stage s",
+					 qlocal, local_column_list(cfg->columns, NULL),
 					 local_column_list(cfg->columns, "s"));
-	{
-		Oid			types[1] = {TIMESTAMPOID};
-		Datum		values[1] = {TimestampGetDatum(bound)};
-
-		merged = (int64) run_sql(sql.data, cfg->event_column ? 1 : 0, types, values,
-								 SPI_OK_MERGE);
-	}
-
-	result->rows_inserted = staged - matched;
-	result->rows_updated = merged - result->rows_inserted;
+	if (copy_was_empty)
+		;						/* nothing to collide with: a plain insert */
+	else if (get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE)
+		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys);
+	else
+		appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING",
+						 local_column_list(cfg->key_columns, NULL));
+	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
 }
 
 /*
  * Step 4: remove from the copy's hot window every row the warehouse's
- * window (as pulled, cursor <= T) no longer has.  Runs after the MERGE, so
+ * window (as pulled, cursor <= T) no longer has.  Runs after the upsert, so
  * a row whose event date moved out of the window has already moved in the
  * copy too and is left alone.
  */
@@ -337,9 +368,9 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 										get_rel_name(cfg->local_relid));
 
 	SPI_connect();
-	run_sql("ANALYZE pg_temp.treble_sync_stage", 0, NULL, NULL, SPI_OK_UTILITY);
+	index_stage(cfg);
 	dedup_stage(cfg);
-	merge_stage(cfg, qlocal, bound, result);	/* step 3 */
+	upsert_stage(cfg, qlocal, bound, result);	/* step 3 */
 	if (cfg->event_column)
 		refresh_window(cfg, qlocal, bound, result); /* step 4 */
 	SPI_finish();

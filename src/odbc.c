@@ -44,10 +44,9 @@ struct OdbcConn
 	char		quote[8];		/* SQL_IDENTIFIER_QUOTE_CHAR; "" if none */
 	char		escape[8];		/* SQL_SEARCH_PATTERN_ESCAPE; "" if none */
 	char		driver_name[128];
+	SQLUINTEGER getdata_ext;	/* SQL_GETDATA_EXTENSIONS */
 	MemoryContextCallback on_reset;
 };
-
-#define WCHUNK 4096				/* SQLWCHARs fetched per SQLGetData call */
 
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
@@ -59,42 +58,54 @@ static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
 static char *scrub_secret(const char *message, const char *secret);
 
 /*
- * Append a UTF-16 string to a UTF-8 StringInfo.  *pending carries a high
- * surrogate whose low half arrives in the next chunk of a long value.
+ * Append UTF-16 text to a UTF-8 StringInfo.  With copy_escape, the
+ * characters COPY's text format gives a meaning to (backslash, newline,
+ * carriage return, tab) are escaped, so a value can go straight into a
+ * COPY line.  Runs once per pulled value: ASCII takes the short path.
  */
-static void
-append_utf16(StringInfo buf, const SQLWCHAR *w, ssize_t n, uint32 *pending)
+void
+OdbcAppendUtf16(StringInfo buf, const SQLWCHAR *w, size_t n, bool copy_escape)
 {
-	for (ssize_t i = 0; i < n; i++)
+	char	   *out;
+
+	/* at most 3 bytes per code unit: 2 for an escape, 3 in the BMP, 4 per pair */
+	enlargeStringInfo(buf, (int) (n * 3));
+	out = buf->data + buf->len;
+
+	for (size_t i = 0; i < n; i++)
 	{
 		uint32		c = w[i];
-		unsigned char utf8[8];
 
-		if (*pending)
+		if (c < 0x80)
 		{
-			if (c >= 0xDC00 && c <= 0xDFFF)
-				c = 0x10000 + ((*pending - 0xD800) << 10) + (c - 0xDC00);
+			if (copy_escape && (c == '\\' || c == '\n' || c == '\r' || c == '\t'))
+			{
+				*out++ = '\\';
+				*out++ = (c == '\\') ? '\\' : (c == '\n') ? 'n' : (c == '\r') ? 'r' : 't';
+			}
 			else
+				*out++ = (char) c;
+			continue;
+		}
+		if (c >= 0xD800 && c <= 0xDBFF)
+		{
+			if (i + 1 >= n || w[i + 1] < 0xDC00 || w[i + 1] > 0xDFFF)
 				ereport(ERROR,
 						(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 						 errmsg("invalid UTF-16 text received from the warehouse"),
 						 errdetail("A high surrogate is not followed by a low surrogate.")));
-			*pending = 0;
-		}
-		else if (c >= 0xD800 && c <= 0xDBFF)
-		{
-			*pending = c;
-			continue;
+			c = 0x10000 + ((c - 0xD800) << 10) + (w[++i] - 0xDC00);
 		}
 		else if (c >= 0xDC00 && c <= 0xDFFF)
 			ereport(ERROR,
 					(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 					 errmsg("invalid UTF-16 text received from the warehouse"),
 					 errdetail("A low surrogate appears without a high surrogate.")));
-
-		unicode_to_utf8((pg_wchar) c, utf8);
-		appendBinaryStringInfo(buf, (char *) utf8, pg_utf_mblen(utf8));
+		unicode_to_utf8((pg_wchar) c, (unsigned char *) out);
+		out += pg_utf_mblen((unsigned char *) out);
 	}
+	buf->len = out - buf->data;
+	buf->data[buf->len] = '\0';
 }
 
 /*
@@ -105,13 +116,12 @@ char *
 OdbcWideToUtf8(const SQLWCHAR *w, ssize_t nchars)
 {
 	StringInfoData buf;
-	uint32		pending = 0;
 
 	if (nchars < 0)
 		for (nchars = 0; w[nchars] != 0; nchars++)
 			;
 	initStringInfo(&buf);
-	append_utf16(&buf, w, nchars, &pending);
+	OdbcAppendUtf16(&buf, w, nchars, false);
 	return buf.data;
 }
 
@@ -557,6 +567,10 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping)
 	strlcpy(conn->quote, s, sizeof(conn->quote));
 	s = odbc_get_info_string(conn, SQL_SEARCH_PATTERN_ESCAPE);
 	strlcpy(conn->escape, s, sizeof(conn->escape));
+	rc = SQLGetInfoW(conn->dbc, SQL_GETDATA_EXTENSIONS, &conn->getdata_ext,
+					 sizeof(conn->getdata_ext), NULL);
+	if (!SQL_SUCCEEDED(rc))
+		conn->getdata_ext = 0;
 
 	return conn;
 }
@@ -730,153 +744,19 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 	}
 }
 
-/* Advance to the next row; false at the end of the result. */
-bool
-OdbcFetch(OdbcConn *conn, SQLHSTMT stmt)
-{
-	SQLRETURN	rc = SQLFetch(stmt);
-
-	if (rc == SQL_NO_DATA)
-		return false;
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "fetch rows from the warehouse");
-	return true;
-}
-
-int
-OdbcResultColumns(OdbcConn *conn, SQLHSTMT stmt)
-{
-	SQLSMALLINT n;
-	SQLRETURN	rc = SQLNumResultCols(stmt, &n);
-
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describe a remote result");
-	return n;
-}
-
 /*
- * Append one column of the current row to buf as UTF-8 text, reading long
- * values in chunks.  Returns false for SQL NULL.
+ * Whether a value longer than its bound slot in a block can be read again
+ * with SQLSetPos and SQLGetData, which fetch.c's block cursor relies on.
+ * Drivers that claim it (SQL_GD_BLOCK and SQL_GD_BOUND) are not all right:
+ * MariaDB Connector/ODBC 3.1 reports both, then returns another row's value
+ * and loses its place; SQLite's driver rejects SQLSetPos.  So it is used
+ * only with drivers seen to do it correctly; the others are read a row at
+ * a time.
  */
 bool
-OdbcGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
+OdbcSupportsBlockGetData(OdbcConn *conn)
 {
-	SQLWCHAR	chunk[WCHUNK];
-	uint32		pending = 0;
-
-	for (;;)
-	{
-		SQLLEN		ind = 0;
-		SQLRETURN	rc;
-		ssize_t		n;
-
-		rc = SQLGetData(stmt, col, SQL_C_WCHAR, chunk, sizeof(chunk), &ind);
-		if (rc == SQL_NO_DATA)
-			break;
-		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a value from the warehouse");
-		if (ind == SQL_NULL_DATA)
-			return false;
-		if (ind == SQL_NO_TOTAL || ind >= (SQLLEN) sizeof(chunk))
-			n = WCHUNK - 1;
-		else
-			n = ind / sizeof(SQLWCHAR);
-		append_utf16(buf, chunk, n, &pending);
-		if (rc == SQL_SUCCESS)
-			break;
-	}
-	if (pending)
-		ereport(ERROR,
-				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
-				 errmsg("invalid UTF-16 text received from the warehouse"),
-				 errdetail("The value ends with a high surrogate.")));
-	return true;
-}
-
-/*
- * Append a binary column as PostgreSQL's hex bytea text (\x...), reading
- * in chunks.  Returns false for SQL NULL.
- */
-bool
-OdbcGetBinaryHex(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
-{
-	unsigned char chunk[8192];
-	static const char hex[] = "0123456789abcdef";
-	bool		first = true;
-
-	for (;;)
-	{
-		SQLLEN		ind = 0;
-		SQLRETURN	rc;
-		ssize_t		n;
-
-		rc = SQLGetData(stmt, col, SQL_C_BINARY, chunk, sizeof(chunk), &ind);
-		if (rc == SQL_NO_DATA)
-			break;
-		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a value from the warehouse");
-		if (ind == SQL_NULL_DATA)
-			return false;
-		if (first)
-			appendStringInfoString(buf, "\\x");
-		first = false;
-		if (ind == SQL_NO_TOTAL || ind > (SQLLEN) sizeof(chunk))
-			n = sizeof(chunk);
-		else
-			n = ind;
-		for (ssize_t i = 0; i < n; i++)
-		{
-			appendStringInfoChar(buf, hex[chunk[i] >> 4]);
-			appendStringInfoChar(buf, hex[chunk[i] & 0xF]);
-		}
-		if (rc == SQL_SUCCESS)
-			break;
-	}
-	if (first)
-		appendStringInfoString(buf, "\\x");
-	return true;
-}
-
-/*
- * Read a timestamp column as the driver's ODBC structure.  Fractions finer
- * than a microsecond are truncated, never rounded up: a cut must not move
- * past a row it has not seen.
- */
-bool
-OdbcGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result)
-{
-	SQL_TIMESTAMP_STRUCT ts;
-	SQLLEN		ind = 0;
-	SQLRETURN	rc;
-	struct pg_tm tm;
-
-	rc = SQLGetData(stmt, col, SQL_C_TYPE_TIMESTAMP, &ts, sizeof(ts), &ind);
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a timestamp from the warehouse");
-	if (ind == SQL_NULL_DATA)
+	if ((conn->getdata_ext & (SQL_GD_BLOCK | SQL_GD_BOUND)) != (SQL_GD_BLOCK | SQL_GD_BOUND))
 		return false;
-
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = ts.year;
-	tm.tm_mon = ts.month;
-	tm.tm_mday = ts.day;
-	tm.tm_hour = ts.hour;
-	tm.tm_min = ts.minute;
-	tm.tm_sec = ts.second;
-	if (tm2timestamp(&tm, ts.fraction / 1000, NULL, result) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp from the warehouse is out of range")));
-	return true;
-}
-
-/* Read an integer column.  Returns false for SQL NULL. */
-bool
-OdbcGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result)
-{
-	SQLBIGINT	v;
-	SQLLEN		ind = 0;
-	SQLRETURN	rc;
-
-	rc = SQLGetData(stmt, col, SQL_C_SBIGINT, &v, sizeof(v), &ind);
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read an integer from the warehouse");
-	if (ind == SQL_NULL_DATA)
-		return false;
-	*result = v;
-	return true;
+	return pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0;
 }

@@ -37,7 +37,7 @@ fetch_text(OdbcConn *conn, SQLHSTMT stmt, int col)
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	return OdbcGetText(conn, stmt, col, &buf) ? buf.data : NULL;
+	return FetchGetText(conn, stmt, col, &buf) ? buf.data : NULL;
 }
 
 /* Read an integer column of a catalog-function result row (NULL as 0). */
@@ -45,7 +45,7 @@ static int64
 fetch_int(OdbcConn *conn, SQLHSTMT stmt, int col, bool *isnull)
 {
 	int64		v = 0;
-	bool		got = OdbcGetInt(conn, stmt, col, &v);
+	bool		got = FetchGetInt(conn, stmt, col, &v);
 
 	if (isnull)
 		*isnull = !got;
@@ -86,7 +86,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 					 wtable, SQL_NTS, NULL, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read the warehouse's column metadata");
 
-	while (OdbcFetch(conn, stmt))
+	while (FetchNextRow(conn, stmt))
 	{
 		RemoteColumn *col = palloc0(sizeof(RemoteColumn));
 		char	   *tschema = fetch_text(conn, stmt, 2);
@@ -191,7 +191,7 @@ SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt)
 	rc = SQLPrimaryKeysW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
 						 OdbcUtf8ToWide(rt->table, NULL), SQL_NTS);
 	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read the warehouse's primary key");
-	while (OdbcFetch(conn, stmt))
+	while (FetchNextRow(conn, stmt))
 	{
 		char	   *name = fetch_text(conn, stmt, 4);
 		int64		seq = fetch_int(conn, stmt, 5, NULL);

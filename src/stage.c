@@ -39,16 +39,17 @@
  */
 typedef struct StageFeed
 {
-	OdbcConn   *conn;
-	SQLHSTMT	stmt;
+	FetchBlock *block;
+	int			block_rows;		/* rows in the current block */
+	int			block_pos;		/* next row of it to hand out */
 	TableConfig *cfg;
 	CycleResult *result;
 	int			ncols;
-	bool	   *is_binary;		/* fetch as bytes, emit as \x hex */
+	bool	   *is_binary;		/* fetched as bytes, emitted as \x hex */
+	FetchKind  *kind;			/* how each column arrives */
 	bool	   *is_key;			/* a NULL here fails the cycle */
 	char	  **names;
 	StringInfoData line;		/* the current row as a COPY text line */
-	StringInfoData value;		/* scratch for one value */
 	int			line_pos;		/* bytes of line already handed to COPY */
 	bool		eof;
 } StageFeed;
@@ -94,61 +95,112 @@ StageCreate(TableConfig *cfg)
 	return relid;
 }
 
-/* Append a value to a COPY text line, escaping what COPY text requires. */
+/* Append bytes to a COPY text line as PostgreSQL's hex bytea form. */
 static void
-append_copy_escaped(StringInfo line, const char *s, int len)
+append_copy_hex(StringInfo line, const unsigned char *p, size_t len)
 {
-	for (int i = 0; i < len; i++)
-	{
-		char		c = s[i];
+	static const char hex[] = "0123456789abcdef";
+	char	   *out;
 
-		switch (c)
-		{
-			case '\\':
-				appendBinaryStringInfo(line, "\\\\", 2);
-				break;
-			case '\n':
-				appendBinaryStringInfo(line, "\\n", 2);
-				break;
-			case '\r':
-				appendBinaryStringInfo(line, "\\r", 2);
-				break;
-			case '\t':
-				appendBinaryStringInfo(line, "\\t", 2);
-				break;
-			default:
-				appendStringInfoChar(line, c);
-		}
+	/* "\\x": the backslash itself is escaped in COPY text */
+	enlargeStringInfo(line, (int) (len * 2 + 3));
+	out = line->data + line->len;
+	*out++ = '\\';
+	*out++ = '\\';
+	*out++ = 'x';
+	for (size_t i = 0; i < len; i++)
+	{
+		*out++ = hex[p[i] >> 4];
+		*out++ = hex[p[i] & 0xF];
 	}
+	line->len = out - line->data;
+	line->data[line->len] = '\0';
+}
+
+/* Append n digits of v, zero-padded. */
+static inline char *
+put_digits(char *out, unsigned int v, int n)
+{
+	for (int i = n - 1; i >= 0; i--)
+	{
+		out[i] = '0' + v % 10;
+		v /= 10;
+	}
+	return out + n;
 }
 
 /*
- * Fetch the next warehouse row into feed->line as one COPY text line.
- * Returns false at the end of the result.
+ * Append an ODBC timestamp as ISO text, to the microsecond: finer
+ * fractions are cut, never rounded up.
+ */
+static void
+append_copy_timestamp(StringInfo line, const SQL_TIMESTAMP_STRUCT *ts)
+{
+	unsigned int usec = ts->fraction / 1000;
+	char	   *out;
+
+	if (ts->year < 1 || ts->year > 9999)
+	{
+		appendStringInfo(line, "%04d-%02u-%02u %02u:%02u:%02u.%06u%s",
+						 ts->year < 1 ? 1 - ts->year : ts->year, ts->month, ts->day,
+						 ts->hour, ts->minute, ts->second, usec,
+						 ts->year < 1 ? " BC" : "");
+		return;
+	}
+	enlargeStringInfo(line, 27);
+	out = line->data + line->len;
+	out = put_digits(out, ts->year, 4);
+	*out++ = '-';
+	out = put_digits(out, ts->month, 2);
+	*out++ = '-';
+	out = put_digits(out, ts->day, 2);
+	*out++ = ' ';
+	out = put_digits(out, ts->hour, 2);
+	*out++ = ':';
+	out = put_digits(out, ts->minute, 2);
+	*out++ = ':';
+	out = put_digits(out, ts->second, 2);
+	if (usec)
+	{
+		*out++ = '.';
+		out = put_digits(out, usec, 6);
+	}
+	line->len = out - line->data;
+	line->data[line->len] = '\0';
+}
+
+/*
+ * Turn the next warehouse row into feed->line, one COPY text line,
+ * fetching a new block when the current one is used up.  Returns false at
+ * the end of the result.
  */
 static bool
 stage_next_row(void)
 {
+	int			row;
+
 	CHECK_FOR_INTERRUPTS();
 
-	if (!OdbcFetch(feed->conn, feed->stmt))
-		return false;
+	if (feed->block_pos >= feed->block_rows)
+	{
+		feed->block_rows = FetchNextBlock(feed->block);
+		feed->block_pos = 0;
+		if (feed->block_rows == 0)
+			return false;
+	}
+	row = feed->block_pos++;
 
 	resetStringInfo(&feed->line);
 	feed->line_pos = 0;
 	for (int i = 0; i < feed->ncols; i++)
 	{
-		bool		notnull;
-
-		resetStringInfo(&feed->value);
-		if (feed->is_binary[i])
-			notnull = OdbcGetBinaryHex(feed->conn, feed->stmt, i + 1, &feed->value);
-		else
-			notnull = OdbcGetText(feed->conn, feed->stmt, i + 1, &feed->value);
+		const char *data;
+		size_t		len;
+		int			before;
 
 		if (i > 0)
 			appendStringInfoChar(&feed->line, '\t');
-		if (!notnull)
+		if (!FetchValue(feed->block, row, i, &data, &len))
 		{
 			if (feed->is_key[i])
 				ereport(ERROR,
@@ -161,8 +213,27 @@ stage_next_row(void)
 			appendBinaryStringInfo(&feed->line, "\\N", 2);
 			continue;
 		}
-		feed->result->bytes_pulled += feed->value.len;
-		append_copy_escaped(&feed->line, feed->value.data, feed->value.len);
+		before = feed->line.len;
+		switch (feed->kind[i])
+		{
+			case FETCH_BINARY:
+				append_copy_hex(&feed->line, (const unsigned char *) data, len);
+				feed->result->bytes_pulled += len;
+				continue;
+			case FETCH_INT64:
+				enlargeStringInfo(&feed->line, MAXINT8LEN + 1);
+				feed->line.len += pg_lltoa(*(const SQLBIGINT *) data,
+										   feed->line.data + feed->line.len);
+				break;
+			case FETCH_TIMESTAMP:
+				append_copy_timestamp(&feed->line, (const SQL_TIMESTAMP_STRUCT *) data);
+				break;
+			case FETCH_TEXT:
+				OdbcAppendUtf16(&feed->line, (const SQLWCHAR *) data,
+								len / sizeof(SQLWCHAR), true);
+				break;
+		}
+		feed->result->bytes_pulled += feed->line.len - before;
 	}
 	appendStringInfoChar(&feed->line, '\n');
 	feed->result->rows_pulled++;
@@ -212,8 +283,6 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	int			i = 0;
 
 	memset(&state, 0, sizeof(state));
-	state.conn = conn;
-	state.stmt = stmt;
 	state.cfg = cfg;
 	state.result = result;
 	state.ncols = list_length(cfg->columns);
@@ -221,11 +290,6 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	state.is_key = palloc0(sizeof(bool) * state.ncols);
 	state.names = palloc0(sizeof(char *) * state.ncols);
 	initStringInfo(&state.line);
-	initStringInfo(&state.value);
-
-	if (OdbcResultColumns(conn, stmt) != state.ncols)
-		elog(ERROR, "remote query returned %d columns, expected %d",
-			 OdbcResultColumns(conn, stmt), state.ncols);
 
 	foreach(lc, cfg->columns)
 	{
@@ -236,6 +300,10 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
 		i++;
 	}
+	state.block = FetchBegin(conn, stmt, state.ncols, state.is_binary);
+	state.kind = palloc(sizeof(FetchKind) * state.ncols);
+	for (i = 0; i < state.ncols; i++)
+		state.kind[i] = FetchColumnKind(state.block, i);
 
 	rel = table_open(stage_relid, RowExclusiveLock);
 	pstate = make_parsestate(NULL);

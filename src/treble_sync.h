@@ -93,19 +93,43 @@ extern SQLHSTMT OdbcAllocStatement(OdbcConn *conn);
 extern void OdbcFreeStatement(OdbcConn *conn, SQLHSTMT stmt);
 extern void OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql,
 						int nparams, OdbcParam *params);
-extern bool OdbcFetch(OdbcConn *conn, SQLHSTMT stmt);
-extern int	OdbcResultColumns(OdbcConn *conn, SQLHSTMT stmt);
-extern bool OdbcGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf);
-extern bool OdbcGetBinaryHex(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf);
-extern bool OdbcGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result);
-extern bool OdbcGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
 extern void OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
 					  SQLHANDLE handle, const char *what);
+extern void OdbcAppendUtf16(StringInfo buf, const SQLWCHAR *w, size_t n,
+							bool copy_escape);
 extern char *OdbcWideToUtf8(const SQLWCHAR *w, ssize_t nchars);
 extern SQLWCHAR *OdbcUtf8ToWide(const char *s, SQLINTEGER *nchars);
 extern bool OdbcConnectionStringHasKey(const char *connstr, const char *key);
 extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
+extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
+
+/* ------------------------------------------------------------------------
+ * fetch.c
+ * ------------------------------------------------------------------------
+ */
+typedef struct FetchBlock FetchBlock;
+
+/* How FetchValue hands out a column's values. */
+typedef enum FetchKind
+{
+	FETCH_TEXT,					/* UTF-16 code units */
+	FETCH_BINARY,				/* bytes */
+	FETCH_INT64,				/* an SQLBIGINT */
+	FETCH_TIMESTAMP				/* an SQL_TIMESTAMP_STRUCT */
+} FetchKind;
+
+extern FetchBlock *FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols,
+							  const bool *is_binary);
+extern FetchKind FetchColumnKind(FetchBlock *block, int col);
+extern int	FetchNextBlock(FetchBlock *block);
+extern bool FetchValue(FetchBlock *block, int row, int col, const char **data,
+					   size_t *len);
+extern bool FetchNextRow(OdbcConn *conn, SQLHSTMT stmt);
+extern int	FetchResultColumns(OdbcConn *conn, SQLHSTMT stmt);
+extern bool FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf);
+extern bool FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result);
+extern bool FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
 
 /* ------------------------------------------------------------------------
  * fdw.c

@@ -1,0 +1,433 @@
+/*-------------------------------------------------------------------------
+ *
+ * fetch.c
+ *	  Reading remote results: whole blocks of rows for the bulk pull, and
+ *	  single values for metadata and the cut.
+ *
+ * The bulk pull uses an ODBC block cursor: every column is bound to an
+ * array of fixed-width slots (column-wise binding, SQL_ATTR_ROW_ARRAY_SIZE),
+ * so one SQLFetch fills hundreds of rows and values are read straight from
+ * the arrays, with no driver call per value.  Integers and timestamps are
+ * bound in their ODBC binary forms, binary data as bytes, and everything
+ * else as UTF-16 text (SQL_C_WCHAR).  The slots' width follows the
+ * column's declared size within fixed limits, and the number of rows per
+ * block follows from a fixed budget, so memory is the same whatever the
+ * size of the pull.
+ *
+ * A value longer than its slot (a 140k-character text) is read again whole
+ * with SQLSetPos and SQLGetData.  That needs SQL_GD_BLOCK and SQL_GD_BOUND;
+ * a driver that lacks them is read one row at a time, every value through
+ * SQLGetData, which is slower but complete.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgtime.h"
+#include "utils/datetime.h"
+#include "utils/memutils.h"
+
+#include "treble_sync.h"
+
+/* Bytes of bound slots per block, all columns together. */
+#define FETCH_BLOCK_BYTES (4 * 1024 * 1024)
+/* Rows per block at most: beyond this, blocks bring nothing more. */
+#define FETCH_MAX_ROWS 1000
+/* Width of a text slot, in UTF-16 code units, terminator excluded. */
+#define FETCH_MIN_TEXT_UNITS 32
+#define FETCH_MAX_TEXT_UNITS 1024
+/* Width of a binary slot, in bytes. */
+#define FETCH_MIN_BINARY_BYTES 64
+#define FETCH_MAX_BINARY_BYTES 8192
+/* First size of the buffer a long value is read into. */
+#define FETCH_WHOLE_INITIAL 65536
+
+/* One bound column: rows slots of width bytes, and their length indicators. */
+typedef struct FetchColumn
+{
+	FetchKind	kind;
+	SQLSMALLINT c_type;			/* the C type it is bound as */
+	SQLLEN		width;			/* bytes per slot, terminator included */
+	char	   *slots;
+	SQLLEN	   *ind;
+} FetchColumn;
+
+struct FetchBlock
+{
+	OdbcConn   *conn;
+	SQLHSTMT	stmt;
+	int			ncols;
+	bool		bound;			/* false: one row at a time, by SQLGetData */
+	SQLULEN		max_rows;
+	SQLULEN		nrows;			/* rows in the current block */
+	SQLUSMALLINT *row_status;
+	FetchColumn *cols;
+	char	   *whole;			/* a value read whole with SQLGetData */
+	size_t		whole_size;
+};
+
+/*
+ * The slot width of a column, in bytes, from the size the driver declares
+ * for it: wide enough for the usual value, bounded so that one column with
+ * a huge declared size does not starve the block.
+ */
+static SQLLEN
+slot_width(SQLSMALLINT sql_type, SQLULEN column_size, bool binary)
+{
+	SQLULEN		n;
+
+	if (binary)
+		return Max(Min(column_size, FETCH_MAX_BINARY_BYTES), FETCH_MIN_BINARY_BYTES);
+
+	/*
+	 * For character types the size is in characters; for numbers and dates
+	 * it is a precision, and the text form adds a sign, a point, a zone.
+	 */
+	switch (sql_type)
+	{
+		case SQL_CHAR:
+		case SQL_VARCHAR:
+		case SQL_LONGVARCHAR:
+		case SQL_WCHAR:
+		case SQL_WVARCHAR:
+		case SQL_WLONGVARCHAR:
+			n = column_size;
+			break;
+		default:
+			n = column_size + 16;
+			break;
+	}
+	n = Max(Min(n, FETCH_MAX_TEXT_UNITS), FETCH_MIN_TEXT_UNITS);
+	return (SQLLEN) ((n + 1) * sizeof(SQLWCHAR));
+}
+
+/* Set a statement attribute that takes an integer or a pointer. */
+static void
+set_stmt_attr(FetchBlock *b, SQLINTEGER attr, SQLPOINTER value, const char *what)
+{
+	SQLRETURN	rc = SQLSetStmtAttr(b->stmt, attr, value, 0);
+
+	OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, what);
+}
+
+/*
+ * Prepare to read an executed statement's result in blocks.  is_binary
+ * says which columns are read as bytes rather than text.
+ */
+FetchBlock *
+FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
+{
+	FetchBlock *b = palloc0(sizeof(FetchBlock));
+	SQLLEN		row_bytes = 0;
+
+	b->conn = conn;
+	b->stmt = stmt;
+	b->ncols = ncols;
+	b->cols = palloc0(sizeof(FetchColumn) * ncols);
+	b->bound = OdbcSupportsBlockGetData(conn);
+
+	if (FetchResultColumns(conn, stmt) != ncols)
+		elog(ERROR, "remote query returned %d columns, expected %d",
+			 FetchResultColumns(conn, stmt), ncols);
+
+	for (int i = 0; i < ncols; i++)
+	{
+		FetchColumn *c = &b->cols[i];
+		SQLWCHAR	name[2];
+		SQLSMALLINT name_len;
+		SQLSMALLINT sql_type;
+		SQLULEN		size;
+		SQLSMALLINT digits;
+		SQLSMALLINT nullable;
+		SQLRETURN	rc;
+
+		rc = SQLDescribeColW(stmt, i + 1, name, lengthof(name), &name_len,
+							 &sql_type, &size, &digits, &nullable);
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describe a remote result");
+		if (is_binary[i])
+		{
+			c->kind = FETCH_BINARY;
+			c->c_type = SQL_C_BINARY;
+			c->width = slot_width(sql_type, size, true);
+		}
+		else if (sql_type == SQL_BIGINT || sql_type == SQL_INTEGER ||
+				 sql_type == SQL_SMALLINT || sql_type == SQL_TINYINT)
+		{
+			/* numbers and timestamps travel in binary: no text round trip */
+			c->kind = FETCH_INT64;
+			c->c_type = SQL_C_SBIGINT;
+			c->width = sizeof(SQLBIGINT);
+		}
+		else if (sql_type == SQL_TYPE_TIMESTAMP)
+		{
+			c->kind = FETCH_TIMESTAMP;
+			c->c_type = SQL_C_TYPE_TIMESTAMP;
+			c->width = sizeof(SQL_TIMESTAMP_STRUCT);
+		}
+		else
+		{
+			c->kind = FETCH_TEXT;
+			c->c_type = SQL_C_WCHAR;
+			c->width = slot_width(sql_type, size, false);
+		}
+		row_bytes += c->width + sizeof(SQLLEN);
+	}
+
+	if (!b->bound)
+	{
+		/* read whole with SQLGetData: only text and bytes */
+		for (int i = 0; i < ncols; i++)
+		{
+			b->cols[i].kind = is_binary[i] ? FETCH_BINARY : FETCH_TEXT;
+			b->cols[i].c_type = is_binary[i] ? SQL_C_BINARY : SQL_C_WCHAR;
+		}
+		b->max_rows = 1;
+		return b;
+	}
+
+	b->max_rows = Max(Min(FETCH_BLOCK_BYTES / row_bytes, FETCH_MAX_ROWS), 1);
+	b->row_status = palloc0(sizeof(SQLUSMALLINT) * b->max_rows);
+
+	set_stmt_attr(b, SQL_ATTR_ROW_BIND_TYPE, (SQLPOINTER) SQL_BIND_BY_COLUMN,
+				  "use column-wise binding");
+	set_stmt_attr(b, SQL_ATTR_ROW_ARRAY_SIZE, (SQLPOINTER) b->max_rows,
+				  "set the number of rows per block");
+	set_stmt_attr(b, SQL_ATTR_ROW_STATUS_PTR, b->row_status, "bind the row status array");
+	set_stmt_attr(b, SQL_ATTR_ROWS_FETCHED_PTR, &b->nrows, "bind the fetched-rows counter");
+
+	for (int i = 0; i < ncols; i++)
+	{
+		FetchColumn *c = &b->cols[i];
+		SQLRETURN	rc;
+
+		c->slots = palloc(c->width * b->max_rows);
+		c->ind = palloc(sizeof(SQLLEN) * b->max_rows);
+		rc = SQLBindCol(stmt, i + 1, c->c_type, c->slots, c->width, c->ind);
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "bind a column of a remote result");
+	}
+	return b;
+}
+
+/* How column col (from 0) of a block is handed out by FetchValue. */
+FetchKind
+FetchColumnKind(FetchBlock *b, int col)
+{
+	return b->cols[col].kind;
+}
+
+/* Fetch the next block; returns its number of rows, 0 at the end. */
+int
+FetchNextBlock(FetchBlock *b)
+{
+	SQLRETURN	rc;
+
+	CHECK_FOR_INTERRUPTS();
+
+	b->nrows = 0;
+	rc = SQLFetch(b->stmt);
+	if (rc == SQL_NO_DATA)
+		return 0;
+	/* SQL_SUCCESS_WITH_INFO: some value did not fit its slot (01004) */
+	OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "fetch rows from the warehouse");
+
+	if (!b->bound)
+		return 1;
+
+	for (SQLULEN r = 0; r < b->nrows; r++)
+		if (b->row_status[r] == SQL_ROW_ERROR)
+			OdbcCheck(b->conn, SQL_ERROR, SQL_HANDLE_STMT, b->stmt,
+					  "fetch a row from the warehouse");
+	return (int) b->nrows;
+}
+
+/*
+ * Read one value whole with SQLGetData into b->whole, growing it as
+ * needed.  Returns its length in bytes, or -1 for SQL NULL.
+ */
+static ssize_t
+read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
+{
+	size_t		term = (c_type == SQL_C_WCHAR) ? sizeof(SQLWCHAR) : 0;
+	size_t		len = 0;
+
+	if (b->whole == NULL)
+	{
+		b->whole_size = FETCH_WHOLE_INITIAL;
+		b->whole = MemoryContextAlloc(GetMemoryChunkContext(b), b->whole_size);
+	}
+
+	for (;;)
+	{
+		SQLLEN		ind = 0;
+		SQLLEN		room = b->whole_size - len;
+		SQLRETURN	rc;
+
+		CHECK_FOR_INTERRUPTS();
+		rc = SQLGetData(b->stmt, col + 1, c_type, b->whole + len, room, &ind);
+		if (rc == SQL_NO_DATA)
+			break;
+		OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "read a value from the warehouse");
+		if (ind == SQL_NULL_DATA)
+			return -1;
+		if (ind != SQL_NO_TOTAL && (size_t) ind + term <= (size_t) room)
+		{
+			len += ind;			/* the rest fitted */
+			break;
+		}
+
+		/* truncated: the buffer is full but for the terminator; grow it */
+		len += room - term;
+		if (ind == SQL_NO_TOTAL)
+			b->whole_size *= 2;
+		else
+			b->whole_size = Max(b->whole_size * 2, len + (ind - (room - term)) + term);
+		b->whole = repalloc_huge(b->whole, b->whole_size);
+	}
+	return (ssize_t) len;
+}
+
+/*
+ * The value of column col (from 0) of row row (from 0) of the current
+ * block: UTF-16 text or bytes, and its length in bytes.  False for NULL.
+ * The pointer is valid until the next call.
+ */
+bool
+FetchValue(FetchBlock *b, int row, int col, const char **data, size_t *len)
+{
+	FetchColumn *c = &b->cols[col];
+	SQLLEN		ind;
+	ssize_t		n;
+
+	if (b->bound)
+	{
+		SQLLEN		room = c->width - (c->kind == FETCH_TEXT ? sizeof(SQLWCHAR) : 0);
+
+		ind = c->ind[row];
+		if (ind == SQL_NULL_DATA)
+			return false;
+		if (c->kind == FETCH_INT64 || c->kind == FETCH_TIMESTAMP)
+		{
+			*data = c->slots + (size_t) row * c->width;
+			*len = c->width;
+			return true;
+		}
+		if (ind != SQL_NO_TOTAL && ind <= room)
+		{
+			*data = c->slots + (size_t) row * c->width;
+			*len = ind;
+			return true;
+		}
+
+		/* longer than its slot: position on the row and read it whole */
+		if (b->max_rows > 1)
+		{
+			SQLRETURN	rc = SQLSetPos(b->stmt, row + 1, SQL_POSITION, SQL_LOCK_NO_CHANGE);
+
+			OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt,
+					  "position on a row to read a long value");
+		}
+	}
+
+	n = read_whole(b, col, c->c_type);
+	if (n < 0)
+		return false;
+	*data = b->whole;
+	*len = n;
+	return true;
+}
+
+/* Advance a single-row cursor; false at the end of the result. */
+bool
+FetchNextRow(OdbcConn *conn, SQLHSTMT stmt)
+{
+	SQLRETURN	rc;
+
+	CHECK_FOR_INTERRUPTS();
+	rc = SQLFetch(stmt);
+	if (rc == SQL_NO_DATA)
+		return false;
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "fetch rows from the warehouse");
+	return true;
+}
+
+/* The number of columns of an executed statement's result. */
+int
+FetchResultColumns(OdbcConn *conn, SQLHSTMT stmt)
+{
+	SQLSMALLINT n;
+	SQLRETURN	rc = SQLNumResultCols(stmt, &n);
+
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describe a remote result");
+	return n;
+}
+
+/*
+ * Append column col (from 1) of the current row of a single-row cursor to
+ * buf as UTF-8 text.  Returns false for SQL NULL.
+ */
+bool
+FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
+{
+	FetchBlock	b;
+	ssize_t		n;
+
+	memset(&b, 0, sizeof(b));
+	b.conn = conn;
+	b.stmt = stmt;
+	b.whole_size = 1024;
+	b.whole = palloc(b.whole_size);
+	n = read_whole(&b, col - 1, SQL_C_WCHAR);
+	if (n >= 0)
+		OdbcAppendUtf16(buf, (const SQLWCHAR *) b.whole, n / sizeof(SQLWCHAR), false);
+	pfree(b.whole);
+	return n >= 0;
+}
+
+/*
+ * Read a timestamp column as the driver's ODBC structure.  Fractions finer
+ * than a microsecond are truncated, never rounded up: a cut must not move
+ * past a row it has not seen.
+ */
+bool
+FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result)
+{
+	SQL_TIMESTAMP_STRUCT ts;
+	SQLLEN		ind = 0;
+	SQLRETURN	rc;
+	struct pg_tm tm;
+
+	rc = SQLGetData(stmt, col, SQL_C_TYPE_TIMESTAMP, &ts, sizeof(ts), &ind);
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a timestamp from the warehouse");
+	if (ind == SQL_NULL_DATA)
+		return false;
+
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = ts.year;
+	tm.tm_mon = ts.month;
+	tm.tm_mday = ts.day;
+	tm.tm_hour = ts.hour;
+	tm.tm_min = ts.minute;
+	tm.tm_sec = ts.second;
+	if (tm2timestamp(&tm, ts.fraction / 1000, NULL, result) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp from the warehouse is out of range")));
+	return true;
+}
+
+/* Read an integer column.  Returns false for SQL NULL. */
+bool
+FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result)
+{
+	SQLBIGINT	v;
+	SQLLEN		ind = 0;
+	SQLRETURN	rc;
+
+	rc = SQLGetData(stmt, col, SQL_C_SBIGINT, &v, sizeof(v), &ind);
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read an integer from the warehouse");
+	if (ind == SQL_NULL_DATA)
+		return false;
+	*result = v;
+	return true;
+}
