@@ -24,7 +24,7 @@ TESTS        = $(wildcard sql/[0-9]*.sql)
 REGRESS      = $(patsubst sql/%.sql,%,$(TESTS))
 REGRESS_OPTS = --inputdir=. --load-extension=dblink
 
-SHLIB_LINK += -lodbc
+SHLIB_LINK += -lodbc -lpthread
 PG_CPPFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 
 PG_CONFIG ?= pg_config

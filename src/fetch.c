@@ -225,7 +225,9 @@ FetchNextBlock(FetchBlock *b)
 	CHECK_FOR_INTERRUPTS();
 
 	b->nrows = 0;
+	OdbcBeginRemoteCall(b->stmt);
 	rc = SQLFetch(b->stmt);
+	OdbcEndRemoteCall();
 	if (rc == SQL_NO_DATA)
 		return 0;
 	/* SQL_SUCCESS_WITH_INFO: some value did not fit its slot (01004) */
@@ -263,8 +265,9 @@ read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
 		SQLLEN		room = b->whole_size - len;
 		SQLRETURN	rc;
 
-		CHECK_FOR_INTERRUPTS();
+		OdbcBeginRemoteCall(b->stmt);
 		rc = SQLGetData(b->stmt, col + 1, c_type, b->whole + len, room, &ind);
+		OdbcEndRemoteCall();
 		if (rc == SQL_NO_DATA)
 			break;
 		OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "read a value from the warehouse");
@@ -343,8 +346,9 @@ FetchNextRow(OdbcConn *conn, SQLHSTMT stmt)
 {
 	SQLRETURN	rc;
 
-	CHECK_FOR_INTERRUPTS();
+	OdbcBeginRemoteCall(stmt);
 	rc = SQLFetch(stmt);
+	OdbcEndRemoteCall();
 	if (rc == SQL_NO_DATA)
 		return false;
 	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "fetch rows from the warehouse");

@@ -11,6 +11,9 @@
  * error anywhere (which resets the transaction's contexts) also closes the
  * connection: no handle outlives the work it was opened for.
  *
+ * A cycle's worker can stop a remote call that is waiting on the warehouse:
+ * see OdbcEnableCancel().
+ *
  * All text crosses the driver manager as UTF-16 (the W entry points and
  * SQL_C_WCHAR), whatever the locale of the server process, and is converted
  * to and from UTF-8 here.
@@ -31,6 +34,11 @@
 #include "utils/syscache.h"
 
 #include "treble_sync.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <sqlucode.h>
 
@@ -182,7 +190,8 @@ odbc_sqlstate_to_errcode(const char *state)
 		return ERRCODE_FDW_COLUMN_NAME_NOT_FOUND;
 	if (strcmp(state, "HYT00") == 0 || strcmp(state, "HYT01") == 0)
 		return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
-	if (strcmp(state, "HY008") == 0)
+	if (strcmp(state, "HY008") == 0 || strcmp(state, "57014") == 0 ||
+		strcmp(state, "HY018") == 0)
 		return ERRCODE_QUERY_CANCELED;
 	return ERRCODE_FDW_ERROR;
 }
@@ -202,6 +211,9 @@ OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
 
 	if (SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA)
 		return;
+
+	/* a call stopped by OdbcCancelRemoteCall(): report the cancel itself */
+	CHECK_FOR_INTERRUPTS();
 
 	initStringInfo(&detail);
 	if (rc == SQL_INVALID_HANDLE)
@@ -724,6 +736,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 {
 	SQL_TIMESTAMP_STRUCT *ts = palloc0(sizeof(SQL_TIMESTAMP_STRUCT) * Max(nparams, 1));
 	SQLLEN	   *ind = palloc0(sizeof(SQLLEN) * Max(nparams, 1));
+	SQLWCHAR   *wsql;
 	SQLRETURN	rc;
 
 	for (int i = 0; i < nparams; i++)
@@ -735,7 +748,10 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "bind a parameter of a remote query");
 	}
 
-	rc = SQLExecDirectW(stmt, OdbcUtf8ToWide(sql, NULL), SQL_NTS);
+	wsql = OdbcUtf8ToWide(sql, NULL);
+	OdbcBeginRemoteCall(stmt);
+	rc = SQLExecDirectW(stmt, wsql, SQL_NTS);
+	OdbcEndRemoteCall();
 	if (!SQL_SUCCEEDED(rc) && rc != SQL_NO_DATA)
 	{
 		char	   *what = psprintf("run remote query: %s", sql);
@@ -759,4 +775,122 @@ OdbcSupportsBlockGetData(OdbcConn *conn)
 	if ((conn->getdata_ext & (SQL_GD_BLOCK | SQL_GD_BOUND)) != (SQL_GD_BLOCK | SQL_GD_BOUND))
 		return false;
 	return pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Cancelling a remote call
+ *
+ * A driver call waiting on the warehouse does not return to check
+ * PostgreSQL's interrupt flags, and ODBC offers one way to stop it:
+ * SQLCancel on the same statement from another thread.  So a worker runs
+ * one small thread that does nothing else.  The signal handlers (SIGINT
+ * for pg_cancel_backend, SIGTERM for pg_terminate_backend and for a caller
+ * that stops waiting) write a byte to a pipe, which is async-signal-safe;
+ * the thread wakes up and cancels the statement in flight, if any.  The
+ * call then returns with an error, and the error path sees the interrupt.
+ * The thread calls nothing of PostgreSQL's.
+ * ------------------------------------------------------------------------
+ */
+static int	cancel_pipe[2] = {-1, -1};
+static pthread_mutex_t cancel_lock = PTHREAD_MUTEX_INITIALIZER;
+static SQLHSTMT cancel_target = SQL_NULL_HSTMT;
+
+/* The cancel thread: wait for a request, cancel the call in flight. */
+static void *
+cancel_thread_main(void *arg)
+{
+	for (;;)
+	{
+		char		c;
+		ssize_t		n = read(cancel_pipe[0], &c, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		pthread_mutex_lock(&cancel_lock);
+		if (cancel_target != SQL_NULL_HSTMT)
+			SQLCancel(cancel_target);
+		pthread_mutex_unlock(&cancel_lock);
+	}
+}
+
+/*
+ * Start the cancel thread of this process.  Called once by a worker before
+ * it connects; signals stay with the main thread.
+ */
+void
+OdbcEnableCancel(void)
+{
+	sigset_t	all;
+	sigset_t	saved;
+	pthread_t	thread;
+	int			err;
+
+	if (cancel_pipe[0] >= 0)
+		return;
+	if (pipe(cancel_pipe) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create the cancel pipe: %m")));
+	fcntl(cancel_pipe[1], F_SETFL, O_NONBLOCK);
+	fcntl(cancel_pipe[0], F_SETFD, FD_CLOEXEC);
+	fcntl(cancel_pipe[1], F_SETFD, FD_CLOEXEC);
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	err = pthread_create(&thread, NULL, cancel_thread_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (err != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("could not start the cancel thread: %s", strerror(err))));
+	pthread_detach(thread);
+}
+
+/*
+ * Ask the cancel thread to stop the remote call in flight.  Safe in a
+ * signal handler; does nothing where OdbcEnableCancel() was not called.
+ */
+void
+OdbcCancelRemoteCall(void)
+{
+	int			save_errno = errno;
+
+	if (cancel_pipe[1] >= 0)
+	{
+		char		c = 'c';
+
+		if (write(cancel_pipe[1], &c, 1) < 0)
+		{
+			/* the pipe is full: a request is pending already */
+		}
+	}
+	errno = save_errno;
+}
+
+/*
+ * Mark stmt as the one a cancel stops, around a call that may wait on the
+ * warehouse.  A cancel that arrived just before is honoured at once.
+ */
+void
+OdbcBeginRemoteCall(SQLHSTMT stmt)
+{
+	if (cancel_pipe[0] < 0)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	pthread_mutex_lock(&cancel_lock);
+	cancel_target = stmt;
+	pthread_mutex_unlock(&cancel_lock);
+}
+
+/* The call returned: a cancel can no longer reach its statement. */
+void
+OdbcEndRemoteCall(void)
+{
+	if (cancel_pipe[0] < 0)
+		return;
+	pthread_mutex_lock(&cancel_lock);
+	cancel_target = SQL_NULL_HSTMT;
+	pthread_mutex_unlock(&cancel_lock);
 }

@@ -103,6 +103,10 @@ extern bool OdbcConnectionStringHasKey(const char *connstr, const char *key);
 extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
+extern void OdbcEnableCancel(void);
+extern void OdbcCancelRemoteCall(void);
+extern void OdbcBeginRemoteCall(SQLHSTMT stmt);
+extern void OdbcEndRemoteCall(void);
 
 /* ------------------------------------------------------------------------
  * fetch.c

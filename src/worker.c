@@ -71,7 +71,16 @@ worker_sigterm(SIGNAL_ARGS)
 		QueryCancelPending = true;
 	}
 	SetLatch(MyLatch);
+	OdbcCancelRemoteCall();
 	errno = save_errno;
+}
+
+/* pg_cancel_backend: cancel as any backend does, and stop the remote call. */
+static void
+worker_sigint(SIGNAL_ARGS)
+{
+	StatementCancelHandler(postgres_signal_arg);
+	OdbcCancelRemoteCall();
 }
 
 /* If the waiting caller errors out or is terminated, stop its worker too. */
@@ -277,6 +286,8 @@ treble_sync_worker_main(Datum main_arg)
 	MemoryContext cxt;
 
 	pqsignal(SIGTERM, worker_sigterm);
+	pqsignal(SIGINT, worker_sigint);
+	OdbcEnableCancel();
 	BackgroundWorkerUnblockSignals();
 
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "treble_sync worker");

@@ -61,7 +61,7 @@ SELECT dblink_connect('caller', format('dbname=%s host=%s port=%s user=%s', curr
        current_setting('port'), current_user)) \g /dev/null
 RESET client_min_messages;
 
-SELECT plan(14);
+SELECT plan(17);
 
 -- 1. a second cycle while one is in flight returns 'skipped' at once
 SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
@@ -94,8 +94,8 @@ RESET client_min_messages;
 SELECT matches(dblink_error_message('caller'), 'canceling statement due to user request',
                'the caller reports the cancel');
 SELECT dblink_get_result('caller', false) \g /dev/null
+SELECT ok(pg_temp.workers_gone('tap_sends'), 'the worker stops while the warehouse still blocks it');
 SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
-SELECT ok(pg_temp.workers_gone('tap_sends'), 'the worker stops');
 SELECT is(status || ': ' || split_part(error, ';', 1), 'failed: cancelled: the worker was terminated',
           'the run is logged as failed and cancelled')
 FROM treble_sync.runs WHERE table_name = 'tap_sends' ORDER BY run_id DESC LIMIT 1;
@@ -106,10 +106,24 @@ SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MO
 SELECT dblink_send_query('caller', $$SELECT status FROM treble_sync.sync_table('tap_sends')$$) \g /dev/null
 SELECT pg_temp.worker_pid('tap_sends') AS wpid \gset
 SELECT ok(pg_terminate_backend(:'wpid'::int), 'terminate the worker');
-SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
-SELECT is(status, 'failed', 'the caller gets the failed run')
+SELECT is(status, 'failed', 'the caller gets the failed run while the warehouse still blocks')
 FROM dblink_get_result('caller') AS t(status text);
 SELECT dblink_get_result('caller') \g /dev/null
+SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
+
+-- 3b. cancelling the worker stops the remote query in flight
+SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
+SELECT dblink_send_query('caller', $$SELECT status FROM treble_sync.sync_table('tap_sends')$$) \g /dev/null
+SELECT pg_temp.worker_pid('tap_sends') AS wpid \gset
+SELECT pg_sleep(0.3) \g /dev/null
+SELECT ok(pg_cancel_backend(:'wpid'::int), 'cancel the worker');
+SELECT is(status, 'failed', 'the cancelled cycle fails while the warehouse still blocks')
+FROM dblink_get_result('caller') AS t(status text);
+SELECT dblink_get_result('caller') \g /dev/null
+SELECT is(split_part(error, E'\n', 1), 'cancelled: canceling statement due to user request',
+          'the run says it was cancelled')
+FROM treble_sync.runs WHERE table_name = 'tap_sends' ORDER BY run_id DESC LIMIT 1;
+SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
 
 -- 4. and the next cycle converges
 SELECT is(status, 'success', 'the next cycle succeeds') FROM treble_sync.sync_table('tap_sends');
