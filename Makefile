@@ -10,10 +10,12 @@ OBJS = \
 	src/fdw.o \
 	src/odbc.o \
 	src/fetch.o \
+	src/progress.o \
 	src/catalog.o \
 	src/schema.o \
 	src/stage.o \
 	src/cycle.o \
+	src/load.o \
 	src/worker.o \
 	src/register.o \
 	src/sync.o

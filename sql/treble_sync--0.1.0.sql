@@ -24,8 +24,11 @@ CREATE TABLE treble_sync.tables (
     cursor_column text NOT NULL,
     event_column  text,
     hot_window    interval NOT NULL DEFAULT '3 days' CHECK (hot_window >= '0'),
+    initial_chunk interval CHECK (initial_chunk > '0'),
+    parallel      integer NOT NULL DEFAULT 1 CHECK (parallel BETWEEN 1 AND 16),
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
+    load_cut      text,
     owner         regrole NOT NULL DEFAULT current_user::regrole,
     created_at    timestamptz NOT NULL DEFAULT now()
 );
@@ -55,13 +58,67 @@ CREATE TABLE treble_sync.runs (
 CREATE INDEX runs_table_name_run_id_idx ON treble_sync.runs (table_name, run_id);
 COMMENT ON TABLE treble_sync.runs IS 'the run log: one row per sync cycle';
 
+-- The chunks of a chunked first load, while it is in progress: each one
+-- commits on its own, so a load that stops resumes after the last finished
+-- chunk.  All chunks are cut at the same T (treble_sync.tables.load_cut).
+CREATE TABLE treble_sync.load_chunks (
+    table_id      integer NOT NULL REFERENCES treble_sync.tables ON DELETE CASCADE,
+    chunk         integer NOT NULL,
+    lo            timestamp NOT NULL,
+    hi            timestamp NOT NULL,
+    done          boolean NOT NULL DEFAULT false,
+    rows_pulled   bigint NOT NULL DEFAULT 0,
+    rows_written  bigint NOT NULL DEFAULT 0,
+    run_id        bigint,
+    finished_at   timestamptz,
+    error         text,
+    PRIMARY KEY (table_id, chunk)
+);
+COMMENT ON TABLE treble_sync.load_chunks IS
+    'chunks of first loads in progress: [lo, hi) of the event (or cursor) column, all at the same cut';
+
 -- The configuration survives pg_dump; the run log is history, not configuration.
 SELECT pg_catalog.pg_extension_config_dump('treble_sync.tables', '');
 
 -- Anyone may read the configuration and the log; only the extension's own
 -- functions write them (they switch to the extension owner for that).
-REVOKE ALL ON treble_sync.tables, treble_sync.runs FROM PUBLIC;
-GRANT SELECT ON treble_sync.tables, treble_sync.runs TO PUBLIC;
+REVOKE ALL ON treble_sync.tables, treble_sync.runs, treble_sync.load_chunks FROM PUBLIC;
+GRANT SELECT ON treble_sync.tables, treble_sync.runs, treble_sync.load_chunks TO PUBLIC;
+
+-- Cycles running now, from the progress slots of their workers' backend
+-- status (see src/progress.c: the slot numbers and phase codes there and
+-- here must agree).  Like pg_stat_progress_copy, a session sees the
+-- figures of its own role's cycles; members of pg_read_all_stats see all.
+CREATE VIEW treble_sync.progress AS
+SELECT t.name AS table_name,
+       p.param12 AS run_id,
+       CASE p.param13
+           WHEN 1 THEN 'connecting'
+           WHEN 2 THEN 'freezing the cut'
+           WHEN 3 THEN 'planning chunks'
+           WHEN 4 THEN 'pulling'
+           WHEN 5 THEN 'merging'
+           WHEN 6 THEN 'refreshing the hot window'
+           WHEN 7 THEN 'waiting for chunk workers'
+           WHEN 8 THEN 'committing'
+       END AS phase,
+       nullif(p.param14, 0)::integer AS chunk,
+       nullif(p.param15, 0)::integer AS chunks,
+       p.param16 AS rows_read,
+       p.param17 AS bytes_read,
+       round(p.param16 / greatest(extract(epoch FROM now() - s.started), 0.001))::bigint
+           AS rows_per_second,
+       now() - s.started AS elapsed,
+       now() - s.phase_at AS in_phase,
+       p.pid AS worker_pid
+FROM pg_catalog.pg_stat_get_progress_info('COPY') p
+CROSS JOIN LATERAL (  -- microseconds since PostgreSQL's epoch
+    SELECT timestamptz '2000-01-01 00:00+00' + p.param18 * interval '1 microsecond' AS started,
+           timestamptz '2000-01-01 00:00+00' + p.param19 * interval '1 microsecond' AS phase_at) s
+JOIN treble_sync.tables t ON t.table_id = p.param11
+WHERE p.param20 = 1416782385;   -- 0x54726231, the marker of a treble_sync cycle
+COMMENT ON VIEW treble_sync.progress IS 'cycles running now: phase, rows and bytes read, speed';
+GRANT SELECT ON treble_sync.progress TO PUBLIC;
 GRANT USAGE ON SCHEMA treble_sync TO PUBLIC;
 
 CREATE FUNCTION treble_sync.add_table(
@@ -72,7 +129,9 @@ CREATE FUNCTION treble_sync.add_table(
     cursor_column text     DEFAULT 'synced_at',
     hot_window    interval DEFAULT '3 days',
     local_table   text     DEFAULT NULL,
-    name          text     DEFAULT NULL)
+    name          text     DEFAULT NULL,
+    initial_chunk interval DEFAULT NULL,
+    parallel      integer  DEFAULT 1)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;

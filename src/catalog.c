@@ -119,7 +119,8 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values,
 static const char *table_select =
 "SELECT table_id, name, server_name::text, remote_schema, remote_table,"
 " local_table::oid, key_columns, columns, cursor_column, event_column,"
-" hot_window, enabled, watermark FROM treble_sync.tables";
+" hot_window, enabled, watermark, initial_chunk, parallel, load_cut"
+" FROM treble_sync.tables";
 
 /* Build a TableConfig from a row of table_select, in the caller's context. */
 static TableConfig *
@@ -128,6 +129,7 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	TableConfig *cfg = palloc0(sizeof(TableConfig));
 	bool		isnull;
+	Datum		d;
 
 	cfg->table_id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
 	cfg->name = spi_text_or_null(tup, desc, 2);
@@ -143,6 +145,10 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 												  false, sizeof(Interval)));
 	cfg->enabled = DatumGetBool(SPI_getbinval(tup, desc, 12, &isnull));
 	cfg->watermark = spi_text_or_null(tup, desc, 13);
+	d = SPI_getbinval(tup, desc, 14, &isnull);
+	cfg->initial_chunk = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
+	cfg->parallel = DatumGetInt32(SPI_getbinval(tup, desc, 15, &isnull));
+	cfg->load_cut = spi_text_or_null(tup, desc, 16);
 	MemoryContextSwitchTo(old);
 	return cfg;
 }
@@ -284,7 +290,10 @@ CatalogFailStaleRuns(TableConfig *cfg)
 	return n;
 }
 
-/* Record a finished cycle's outcome and figures. */
+/*
+ * Record a finished cycle's outcome.  Its figures add to those the run
+ * already has: the chunks of a chunked load record theirs as they commit.
+ */
 void
 CatalogFinishRun(int64 run_id, CycleResult *r)
 {
@@ -318,8 +327,11 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 	catalog_exec("UPDATE treble_sync.runs SET status = $2,"
 				 " finished_at = pg_catalog.clock_timestamp(),"
 				 " watermark_from = $3, watermark_to = $4, hot_window_from = $5,"
-				 " rows_pulled = $6, rows_inserted = $7, rows_updated = $8,"
-				 " rows_deleted = $9, bytes_pulled = $10"
+				 " rows_pulled = rows_pulled OPERATOR(pg_catalog.+) $6,"
+				 " rows_inserted = rows_inserted OPERATOR(pg_catalog.+) $7,"
+				 " rows_updated = rows_updated OPERATOR(pg_catalog.+) $8,"
+				 " rows_deleted = rows_deleted OPERATOR(pg_catalog.+) $9,"
+				 " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10"
 				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
 				 10, types, values, nulls, SPI_OK_UPDATE);
 	SPI_finish();
@@ -402,10 +414,11 @@ Datum
 CatalogInsertTable(TableConfig *cfg, Oid owner)
 {
 	CatalogUser saved;
-	Oid			types[11] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
-		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID};
-	Datum		values[11];
-	char		nulls[11];
+	Oid			types[13] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
+		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID,
+	INTERVALOID, INT4OID};
+	Datum		values[13];
+	char		nulls[13];
 	Datum		row;
 	bool		isnull;
 
@@ -427,16 +440,21 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 		nulls[8] = 'n';
 	values[9] = IntervalPGetDatum(cfg->hot_window);
 	values[10] = ObjectIdGetDatum(owner);
+	if (cfg->initial_chunk)
+		values[11] = IntervalPGetDatum(cfg->initial_chunk);
+	else
+		nulls[11] = 'n';
+	values[12] = Int32GetDatum(cfg->parallel);
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();
 	catalog_exec("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
 				 " remote_table, local_table, key_columns, columns, cursor_column,"
-				 " event_column, hot_window, owner)"
+				 " event_column, hot_window, owner, initial_chunk, parallel)"
 				 " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
-				 " $11::pg_catalog.regrole)"
+				 " $11::pg_catalog.regrole, $12, $13)"
 				 " RETURNING t",
-				 11, types, values, nulls, SPI_OK_INSERT_RETURNING);
+				 13, types, values, nulls, SPI_OK_INSERT_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
@@ -466,4 +484,174 @@ CatalogTableUsingLocal(Oid relid)
 	}
 	SPI_finish();
 	return name;
+}
+
+/*
+ * Begin a chunked first load: record its cut and its chunks, all to be
+ * committed before any chunk is loaded.
+ */
+void
+CatalogStartLoad(int32 table_id, const char *cut, List *chunks)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[4] = {INT4OID, INT4OID, TIMESTAMPOID, TIMESTAMPOID};
+	Datum		values[4];
+	ListCell   *lc;
+
+	SPI_connect();
+	values[0] = Int32GetDatum(table_id);
+	values[1] = CStringGetTextDatum(cut);
+	catalog_exec("UPDATE treble_sync.tables SET load_cut = $2"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1",
+				 2, (Oid[]) {INT4OID, TEXTOID}, values, NULL, SPI_OK_UPDATE);
+	catalog_exec("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
+				 1, types, values, NULL, SPI_OK_DELETE);
+	foreach(lc, chunks)
+	{
+		LoadChunk  *c = lfirst(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		values[1] = Int32GetDatum(c->chunk);
+		values[2] = TimestampGetDatum(c->lo);
+		values[3] = TimestampGetDatum(c->hi);
+		catalog_exec("INSERT INTO treble_sync.load_chunks (table_id, chunk, lo, hi)"
+					 " VALUES ($1, $2, $3, $4)",
+					 4, types, values, NULL, SPI_OK_INSERT);
+	}
+	SPI_finish();
+	CatalogRestoreUser(saved);
+}
+
+/*
+ * Claim the next chunk nobody has loaded or is loading.  The row stays
+ * locked until the transaction ends, so parallel workers never take the
+ * same chunk, and a worker that dies releases it.
+ */
+bool
+CatalogClaimChunk(int32 table_id, LoadChunk *chunk)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(table_id)};
+	bool		found;
+	bool		isnull;
+
+	SPI_connect();
+	catalog_exec("SELECT chunk, lo, hi FROM treble_sync.load_chunks"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1 AND NOT done"
+				 " ORDER BY chunk LIMIT 1 FOR UPDATE SKIP LOCKED",
+				 1, types, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed == 1;
+	if (found)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		chunk->chunk = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+		chunk->lo = DatumGetTimestamp(SPI_getbinval(tup, desc, 2, &isnull));
+		chunk->hi = DatumGetTimestamp(SPI_getbinval(tup, desc, 3, &isnull));
+	}
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return found;
+}
+
+/* A chunk is in: mark it done and add its figures to the run. */
+void
+CatalogFinishChunk(int32 table_id, int chunk, int64 run_id, CycleResult *r)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[7] = {INT4OID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		values[7];
+
+	values[0] = Int32GetDatum(table_id);
+	values[1] = Int32GetDatum(chunk);
+	values[2] = Int64GetDatum(run_id);
+	values[3] = Int64GetDatum(r->rows_pulled);
+	values[4] = Int64GetDatum(r->rows_inserted);
+	values[5] = Int64GetDatum(r->rows_updated);
+	values[6] = Int64GetDatum(r->bytes_pulled);
+
+	SPI_connect();
+	catalog_exec("UPDATE treble_sync.load_chunks SET done = true, run_id = $3,"
+				 " rows_pulled = $4, rows_written = $5 OPERATOR(pg_catalog.+) $6,"
+				 " finished_at = pg_catalog.clock_timestamp(), error = NULL"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1 AND chunk OPERATOR(pg_catalog.=) $2",
+				 7, types, values, NULL, SPI_OK_UPDATE);
+	catalog_exec("UPDATE treble_sync.runs SET rows_pulled = rows_pulled OPERATOR(pg_catalog.+) $4,"
+				 " rows_inserted = rows_inserted OPERATOR(pg_catalog.+) $5,"
+				 " rows_updated = rows_updated OPERATOR(pg_catalog.+) $6,"
+				 " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $7"
+				 " WHERE run_id OPERATOR(pg_catalog.=) $3",
+				 7, types, values, NULL, SPI_OK_UPDATE);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+}
+
+/* Record why a chunk could not be loaded (in a transaction of its own). */
+void
+CatalogChunkFailed(int32 table_id, int chunk, const char *error)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[3] = {INT4OID, INT4OID, TEXTOID};
+	Datum		values[3] = {Int32GetDatum(table_id), Int32GetDatum(chunk),
+	CStringGetTextDatum(error)};
+
+	SPI_connect();
+	catalog_exec("UPDATE treble_sync.load_chunks SET error = $3"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1 AND chunk OPERATOR(pg_catalog.=) $2",
+				 3, types, values, NULL, SPI_OK_UPDATE);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+}
+
+/*
+ * How far a chunked load is: its number of chunks, how many are done, and
+ * the error of the first failed one (NULL if none).
+ */
+void
+CatalogLoadState(int32 table_id, int *chunks, int *done, char **first_error)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(table_id)};
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		isnull;
+
+	SPI_connect();
+	catalog_exec("SELECT pg_catalog.count(*)::integer,"
+				 " (pg_catalog.count(*) FILTER (WHERE done))::integer,"
+				 " (SELECT 'chunk ' OPERATOR(pg_catalog.||) chunk OPERATOR(pg_catalog.||) ': '"
+				 "   OPERATOR(pg_catalog.||) error FROM treble_sync.load_chunks"
+				 "  WHERE table_id OPERATOR(pg_catalog.=) $1 AND NOT done AND error IS NOT NULL"
+				 "  ORDER BY chunk LIMIT 1)"
+				 " FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
+				 1, types, values, NULL, SPI_OK_SELECT);
+	*chunks = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*done = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (first_error)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		*first_error = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+}
+
+/* The load is complete (in the transaction that sets the watermark). */
+void
+CatalogEndLoad(int32 table_id)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(table_id)};
+
+	SPI_connect();
+	catalog_exec("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
+				 1, types, values, NULL, SPI_OK_DELETE);
+	catalog_exec("UPDATE treble_sync.tables SET load_cut = NULL"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1",
+				 1, types, values, NULL, SPI_OK_UPDATE);
+	SPI_finish();
+	CatalogRestoreUser(saved);
 }

@@ -32,6 +32,10 @@
 
 #include "treble_sync.h"
 
+static bool remote_extreme(TableConfig *cfg, OdbcConn *conn, const char *agg,
+						   const char *column, bool bounded, Timestamp cut,
+						   Timestamp *result);
+
 /*
  * Format a warehouse timestamp as the text kept in the catalog: ISO 8601,
  * microseconds, no zone (it is the warehouse's wall clock), independent of
@@ -94,32 +98,67 @@ key_join(List *keys, const char *a, const char *b)
 	return buf.data;
 }
 
-/* Step 1: T = max(cursor) on the warehouse.  False if the table is empty. */
+/*
+ * Step 1: T = max(cursor) on the warehouse.  False if the table is empty.
+ */
+bool
+CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, Timestamp *cut)
+{
+	ProgressPhase(PROGRESS_PHASE_FREEZING);
+	return remote_extreme(cfg, conn, "MAX", cfg->cursor_column, false, 0, cut);
+}
+
+/*
+ * MIN or MAX of a timestamp column on the warehouse, among the rows with
+ * cursor <= cut if bounded.  False if there is none.
+ */
 static bool
-freeze_cut(TableConfig *cfg, OdbcConn *conn, Timestamp *cut)
+remote_extreme(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *column,
+			   bool bounded, Timestamp cut, Timestamp *result)
 {
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	OdbcParam	param = {ODBC_PARAM_TIMESTAMP, cut};
 	char	   *sql;
 	bool		found;
 
-	sql = psprintf("SELECT MAX(%s) FROM %s",
-				   OdbcQuoteIdent(conn, cfg->cursor_column),
+	sql = psprintf("SELECT %s(%s) FROM %s", agg, OdbcQuoteIdent(conn, column),
 				   OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
-	OdbcExecute(conn, stmt, sql, 0, NULL);
+	if (bounded)
+		sql = psprintf("%s WHERE %s <= ?", sql, OdbcQuoteIdent(conn, cfg->cursor_column));
+	OdbcExecute(conn, stmt, sql, bounded ? 1 : 0, &param);
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
-	found = FetchGetTimestamp(conn, stmt, 1, cut);
+	found = FetchGetTimestamp(conn, stmt, 1, result);
 	OdbcFreeStatement(conn, stmt);
 	return found;
 }
 
 /*
- * Steps 2 and 4, pulling: stream delta and hot window into the staging
- * table with one remote query.
+ * Which warehouse rows one pull takes.  Always cursor <= cut, and:
+ *	- a cycle: cursor > prev (the delta), or event >= bound (the window);
+ *	- a chunk of a first load: lo <= column < hi;
+ *	- the rest of a first load: column >= lo, or column is NULL.
+ */
+typedef struct PullSpec
+{
+	Timestamp	cut;
+	bool		have_prev;
+	Timestamp	prev;
+	bool		have_window;
+	Timestamp	bound;
+	const char *range_column;	/* NULL: a cycle */
+	Timestamp	lo;
+	Timestamp	hi;
+	bool		open_ended;		/* the rest: no hi, and NULLs too */
+} PullSpec;
+
+/*
+ * Steps 2 and 4, pulling: stream the rows of a pull into the staging
+ * table with one remote query, every value bound as a parameter.
  */
 static void
-pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, bool have_prev,
-		  Timestamp prev, Timestamp cut, Timestamp bound, CycleResult *result)
+pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
+		  CycleResult *result)
 {
 	StringInfoData sql;
 	OdbcParam	params[3];
@@ -127,6 +166,8 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, bool have_prev,
 	SQLHSTMT	stmt;
 	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
 	ListCell   *lc;
+
+	ProgressPhase(PROGRESS_PHASE_PULLING);
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
@@ -136,19 +177,31 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, bool have_prev,
 	appendStringInfo(&sql, " FROM %s WHERE %s <= ?",
 					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
 					 qcursor);
-	params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, cut};
+	params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->cut};
 
-	if (have_prev && cfg->event_column)
+	if (spec->range_column)
+	{
+		char	   *qcol = OdbcQuoteIdent(conn, spec->range_column);
+
+		if (spec->open_ended)
+			appendStringInfo(&sql, " AND (%s >= ? OR %s IS NULL)", qcol, qcol);
+		else
+			appendStringInfo(&sql, " AND %s >= ? AND %s < ?", qcol, qcol);
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->lo};
+		if (!spec->open_ended)
+			params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->hi};
+	}
+	else if (spec->have_prev && spec->have_window)
 	{
 		appendStringInfo(&sql, " AND (%s > ? OR %s >= ?)", qcursor,
 						 OdbcQuoteIdent(conn, cfg->event_column));
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, prev};
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, bound};
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->prev};
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->bound};
 	}
-	else if (have_prev)
+	else if (spec->have_prev)
 	{
 		appendStringInfo(&sql, " AND %s > ?", qcursor);
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, prev};
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->prev};
 	}
 
 	stmt = OdbcAllocStatement(conn);
@@ -303,6 +356,55 @@ upsert_stage(TableConfig *cfg, const char *qlocal, Timestamp bound, CycleResult 
 }
 
 /*
+ * Step 3 for the chunks of a first load, which may run in parallel
+ * workers: one INSERT ... ON CONFLICT per chunk, which waits for a
+ * concurrent insert of the same key instead of failing.  Between two
+ * versions of a key the greater cursor wins, then the greater row text,
+ * whichever chunk arrives first.  Counts every row written as inserted.
+ */
+static void
+upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *result)
+{
+	StringInfoData sql;
+	StringInfoData set;
+	ListCell   *lc;
+	const char *cur = quote_identifier(cfg->cursor_column);
+
+	initStringInfo(&set);
+	foreach(lc, cfg->columns)
+	{
+		const char *c = lfirst(lc);
+
+		if (SchemaListHasName(cfg->key_columns, c))
+			continue;
+		appendStringInfo(&set, "%s%s = EXCLUDED.%s", set.len ? ", " : "",
+						 quote_identifier(c), quote_identifier(c));
+	}
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s) SELECT %s FROM pg_temp.treble_sync_stage s"
+					 " ON CONFLICT (%s) DO ",
+					 qlocal, local_column_list(cfg->columns, NULL),
+					 local_column_list(cfg->columns, "s"),
+					 local_column_list(cfg->key_columns, NULL));
+	if (set.len == 0)
+		appendStringInfoString(&sql, "NOTHING");
+	else
+		appendStringInfo(&sql, "UPDATE SET %s"
+						 " WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))"
+						 " AND (t.%s OPERATOR(pg_catalog.<) EXCLUDED.%s"
+						 "  OR (t.%s OPERATOR(pg_catalog.=) EXCLUDED.%s"
+						 "   AND ROW(%s)::text OPERATOR(pg_catalog.<) ROW(%s)::text))",
+						 set.data,
+						 local_column_list(cfg->columns, "t"),
+						 local_column_list(cfg->columns, "EXCLUDED"),
+						 cur, cur, cur, cur,
+						 local_column_list(cfg->columns, "t"),
+						 local_column_list(cfg->columns, "EXCLUDED"));
+	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
+}
+
+/*
  * Step 4: remove from the copy's hot window every row the warehouse's
  * window (as pulled, cursor <= T) no longer has.  Runs after the upsert, so
  * a row whose event date moved out of the window has already moved in the
@@ -324,6 +426,76 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound,
 	result->rows_deleted = run_sql(sql, 1, types, values, SPI_OK_DELETE);
 }
 
+/* The copy's name, schema-qualified and quoted. */
+static char *
+local_name(TableConfig *cfg)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
+									  get_rel_name(cfg->local_relid));
+}
+
+/*
+ * The lower bound of the hot window: date_trunc('day', T) - hot_window,
+ * from the warehouse's clock, the same on both sides.
+ */
+Timestamp
+CycleWindowBound(TableConfig *cfg, Timestamp cut)
+{
+	Datum		day = DirectFunctionCall2(timestamp_trunc, CStringGetTextDatum("day"),
+										  TimestampGetDatum(cut));
+
+	return DatumGetTimestamp(DirectFunctionCall2(timestamp_mi_interval, day,
+												 IntervalPGetDatum(cfg->hot_window)));
+}
+
+/*
+ * Pull one set of rows into staging and apply it to the copy: steps 2 to 4
+ * for a cycle and for the last step of a chunked load, steps 2 and 3 for a
+ * chunk.  With a window, the copy's rows from the bound on are made equal
+ * to the warehouse's.
+ */
+static void
+pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, bool concurrent,
+			   CycleResult *result)
+{
+	Oid			stage_relid = StageCreate(cfg);
+	char	   *qlocal = local_name(cfg);
+	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
+
+	pull_rows(cfg, conn, stage_relid, spec, result);
+
+	ProgressPhase(PROGRESS_PHASE_MERGING);
+	SPI_connect();
+	index_stage(cfg);
+	dedup_stage(cfg);
+	if (concurrent)
+		upsert_stage_concurrent(cfg, qlocal, result);
+	else
+		upsert_stage(cfg, qlocal, bound, result);	/* step 3 */
+	if (spec->have_window)
+	{
+		ProgressPhase(PROGRESS_PHASE_WINDOW);
+		refresh_window(cfg, qlocal, spec->bound, result);	/* step 4 */
+	}
+	SPI_finish();
+}
+
+/*
+ * Step 5, and the run's outcome: the watermark moves to T, never backwards.
+ */
+static void
+advance_watermark(TableConfig *cfg, bool have_prev, Timestamp prev, Timestamp cut,
+				  CycleResult *result)
+{
+	Timestamp	next = (have_prev && prev > cut) ? prev : cut;
+
+	ProgressPhase(PROGRESS_PHASE_COMMITTING);
+	result->watermark_to = CycleFormatTimestamp(next);
+	CatalogSetWatermark(cfg->table_id, result->watermark_to);
+	if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
+		result->status = "success";
+}
+
 /*
  * Run the cycle's steps in the current transaction.  The caller commits
  * (steps 2-5 succeed together) or aborts (nothing of them remains).
@@ -331,57 +503,136 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound,
 void
 CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 {
-	bool		have_prev = cfg->watermark != NULL;
-	Timestamp	prev = 0;
-	Timestamp	cut;
-	Timestamp	bound = 0;
-	Timestamp	next;
-	Oid			stage_relid;
-	char	   *qlocal;
+	PullSpec	spec;
 
+	memset(&spec, 0, sizeof(spec));
 	result->watermark_from = cfg->watermark;
 	result->watermark_to = cfg->watermark;
 	result->status = "empty";
-	if (have_prev)
-		prev = CycleParseTimestamp(cfg->watermark);
+	spec.have_prev = cfg->watermark != NULL;
+	if (spec.have_prev)
+		spec.prev = CycleParseTimestamp(cfg->watermark);
 
 	/* step 1: the cut, from the warehouse's clock, once */
-	if (!freeze_cut(cfg, conn, &cut))
+	if (!CycleFreezeCut(cfg, conn, &spec.cut))
 		return;					/* the warehouse table has no rows with a cursor */
 
 	if (cfg->event_column)
 	{
-		Datum		day = DirectFunctionCall2(timestamp_trunc,
-											  CStringGetTextDatum("day"),
-											  TimestampGetDatum(cut));
-
-		bound = DatumGetTimestamp(DirectFunctionCall2(timestamp_mi_interval, day,
-													  IntervalPGetDatum(cfg->hot_window)));
-		result->hot_window_from = CycleFormatTimestamp(bound);
+		spec.have_window = true;
+		spec.bound = CycleWindowBound(cfg, spec.cut);
+		result->hot_window_from = CycleFormatTimestamp(spec.bound);
 	}
 
-	/* steps 2 and 4: pull the delta and the hot window into staging */
-	stage_relid = StageCreate(cfg);
-	pull_rows(cfg, conn, stage_relid, have_prev, prev, cut, bound, result);
+	pull_and_apply(cfg, conn, &spec, false, result);	/* steps 2 to 4 */
+	advance_watermark(cfg, spec.have_prev, spec.prev, spec.cut, result);	/* step 5 */
+}
 
-	qlocal = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
-										get_rel_name(cfg->local_relid));
+/*
+ * The column a first load is chunked by: the event column, else the
+ * cursor.  Chunks cover it up to CycleLoadEnd(); the rest of the rows
+ * (from there on, and NULLs) are pulled with the watermark's step.
+ */
+const char *
+CycleChunkColumn(TableConfig *cfg)
+{
+	return cfg->event_column ? cfg->event_column : cfg->cursor_column;
+}
 
-	SPI_connect();
-	index_stage(cfg);
-	dedup_stage(cfg);
-	upsert_stage(cfg, qlocal, bound, result);	/* step 3 */
+/*
+ * Where the chunks of a first load end: the hot window's bound (the last
+ * step pulls the window as a cycle would and refreshes it), or without a
+ * window the start of T's day.
+ */
+Timestamp
+CycleLoadEnd(TableConfig *cfg, Timestamp cut)
+{
 	if (cfg->event_column)
-		refresh_window(cfg, qlocal, bound, result); /* step 4 */
-	SPI_finish();
+		return CycleWindowBound(cfg, cut);
+	return DatumGetTimestamp(DirectFunctionCall2(timestamp_trunc, CStringGetTextDatum("day"),
+												 TimestampGetDatum(cut)));
+}
 
-	/* step 5: the watermark never moves backwards */
-	next = (have_prev && prev > cut) ? prev : cut;
-	result->watermark_to = CycleFormatTimestamp(next);
-	CatalogSetWatermark(cfg->table_id, result->watermark_to);
+/*
+ * Plan the chunks of a first load cut at T: from the day of the smallest
+ * value of the chunk column to CycleLoadEnd(), initial_chunk apart.
+ */
+List *
+CyclePlanChunks(TableConfig *cfg, OdbcConn *conn, Timestamp cut)
+{
+	Timestamp	first;
+	Timestamp	end = CycleLoadEnd(cfg, cut);
+	Timestamp	lo;
+	List	   *chunks = NIL;
 
-	if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
-		result->status = "success";
+	ProgressPhase(PROGRESS_PHASE_PLANNING);
+	if (!remote_extreme(cfg, conn, "MIN", CycleChunkColumn(cfg), true, cut, &first))
+		return NIL;
+	lo = DatumGetTimestamp(DirectFunctionCall2(timestamp_trunc, CStringGetTextDatum("day"),
+											   TimestampGetDatum(first)));
+	while (lo < end)
+	{
+		LoadChunk  *c = palloc(sizeof(LoadChunk));
+		Timestamp	hi = DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval,
+															   TimestampGetDatum(lo),
+															   IntervalPGetDatum(cfg->initial_chunk)));
+
+		CHECK_FOR_INTERRUPTS();
+		c->chunk = list_length(chunks) + 1;
+		c->lo = lo;
+		c->hi = Min(hi, end);
+		chunks = lappend(chunks, c);
+		lo = c->hi;
+	}
+	return chunks;
+}
+
+/*
+ * Load one chunk of a first load cut at T, in the current transaction:
+ * steps 2 and 3 for the rows with lo <= column < hi.
+ */
+void
+CycleLoadChunk(TableConfig *cfg, OdbcConn *conn, Timestamp cut, LoadChunk *chunk,
+			   CycleResult *result)
+{
+	PullSpec	spec;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.cut = cut;
+	spec.range_column = CycleChunkColumn(cfg);
+	spec.lo = chunk->lo;
+	spec.hi = chunk->hi;
+	/* a partitioned copy has no unique index on the key alone: one writer */
+	pull_and_apply(cfg, conn, &spec,
+				   get_rel_relkind(cfg->local_relid) != RELKIND_PARTITIONED_TABLE,
+				   result);
+}
+
+/*
+ * The last step of a chunked first load, once every chunk is in: pull the
+ * rest (the hot window, or the rows after the last chunk, and NULLs),
+ * refresh the window, and set the watermark to T, in the current
+ * transaction.
+ */
+void
+CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *result)
+{
+	PullSpec	spec;
+
+	memset(&spec, 0, sizeof(spec));
+	result->status = "empty";
+	spec.cut = cut;
+	spec.range_column = CycleChunkColumn(cfg);
+	spec.lo = CycleLoadEnd(cfg, cut);
+	spec.open_ended = true;
+	if (cfg->event_column)
+	{
+		spec.have_window = true;
+		spec.bound = spec.lo;
+		result->hot_window_from = CycleFormatTimestamp(spec.bound);
+	}
+	pull_and_apply(cfg, conn, &spec, false, result);
+	advance_watermark(cfg, false, 0, cut, result);
 }
 
 /*

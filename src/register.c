@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
@@ -199,7 +200,30 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	cfg.cursor_column = text_to_cstring(PG_GETARG_TEXT_PP(4));
 	cfg.event_column = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
 	cfg.hot_window = PG_GETARG_INTERVAL_P(5);
+	cfg.initial_chunk = PG_ARGISNULL(8) ? NULL : PG_GETARG_INTERVAL_P(8);
+	cfg.parallel = PG_ARGISNULL(9) ? 1 : PG_GETARG_INT32(9);
 	cfg.enabled = true;
+
+	if (cfg.initial_chunk &&
+		DatumGetBool(DirectFunctionCall2(interval_le, IntervalPGetDatum(cfg.initial_chunk),
+										 DirectFunctionCall3(interval_in,
+															 CStringGetDatum("0"),
+															 ObjectIdGetDatum(InvalidOid),
+															 Int32GetDatum(-1)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("initial_chunk must be a positive interval"),
+				 errhint("For example initial_chunk => '7 days'; NULL loads the first sync in one transaction.")));
+	if (cfg.parallel < 1 || cfg.parallel > 16)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parallel must be between 1 and 16")));
+	if (cfg.parallel > 1 && cfg.initial_chunk == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parallel needs initial_chunk"),
+				 errdetail("Only the chunks of a chunked first load are loaded in parallel."),
+				 errhint("Pass initial_chunk => '7 days' as well.")));
 
 	if (DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(cfg.hot_window),
 										 DirectFunctionCall3(interval_in,
@@ -285,6 +309,12 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 					 errmsg("local table \"%s\" already receives table \"%s\"", local_name, other),
 					 errhint("Give this registration its own local_table.")));
 		SchemaCheckLocalTable(cfg.local_relid, cfg.columns, cfg.key_columns);
+		if (cfg.parallel > 1 && get_rel_relkind(cfg.local_relid) == RELKIND_PARTITIONED_TABLE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("parallel chunk loads need a local table that is not partitioned"),
+					 errdetail("A partitioned table has no unique index on the key alone, which concurrent chunks rely on."),
+					 errhint("Use parallel => 1: the chunks are then loaded one after another.")));
 	}
 	else
 		cfg.local_relid = SchemaCreateLocalTable(local_schema, local_name, rt,

@@ -52,7 +52,12 @@ typedef struct StageFeed
 	StringInfoData line;		/* the current row as a COPY text line */
 	int			line_pos;		/* bytes of line already handed to COPY */
 	bool		eof;
+	int64		reported_rows;	/* rows and bytes already in the progress report */
+	int64		reported_bytes;
 } StageFeed;
+
+/* Rows between two progress updates. */
+#define STAGE_PROGRESS_ROWS 4096
 
 static StageFeed *feed = NULL;
 
@@ -169,6 +174,16 @@ append_copy_timestamp(StringInfo line, const SQL_TIMESTAMP_STRUCT *ts)
 	line->data[line->len] = '\0';
 }
 
+/* Add the rows and bytes read since the last report to the progress. */
+static void
+report_progress(void)
+{
+	ProgressAddRows(feed->result->rows_pulled - feed->reported_rows,
+					feed->result->bytes_pulled - feed->reported_bytes);
+	feed->reported_rows = feed->result->rows_pulled;
+	feed->reported_bytes = feed->result->bytes_pulled;
+}
+
 /*
  * Turn the next warehouse row into feed->line, one COPY text line,
  * fetching a new block when the current one is used up.  Returns false at
@@ -183,6 +198,7 @@ stage_next_row(void)
 
 	if (feed->block_pos >= feed->block_rows)
 	{
+		report_progress();
 		feed->block_rows = FetchNextBlock(feed->block);
 		feed->block_pos = 0;
 		if (feed->block_rows == 0)
@@ -237,6 +253,8 @@ stage_next_row(void)
 	}
 	appendStringInfoChar(&feed->line, '\n');
 	feed->result->rows_pulled++;
+	if (feed->result->rows_pulled - feed->reported_rows >= STAGE_PROGRESS_ROWS)
+		report_progress();
 	return true;
 }
 
@@ -310,13 +328,18 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL, false, false);
 	options = list_make1(makeDefElem("encoding", (Node *) makeString("UTF8"), -1));
 
+	state.reported_rows = result->rows_pulled;
+	state.reported_bytes = result->bytes_pulled;
 	feed = &state;
 	PG_TRY();
 	{
 		cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, stage_copy_source,
 							   NIL, options);
+		ProgressResume();		/* COPY took the progress slots over */
 		CopyFrom(cstate);
+		report_progress();
 		EndCopyFrom(cstate);
+		ProgressResume();		/* and gave them up */
 	}
 	PG_FINALLY();
 	{

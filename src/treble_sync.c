@@ -20,12 +20,24 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
+/* treble_sync.progress_notices: sync_table() reports progress as NOTICEs */
+bool		treble_sync_progress_notices = false;
+
 /*
- * Claim the GUC prefix so that a misspelt treble_sync.* setting is an
- * error rather than a silently ignored placeholder.
+ * Define the settings, and claim the GUC prefix so that a misspelt
+ * treble_sync.* setting is an error rather than an ignored placeholder.
  */
 void
 _PG_init(void)
 {
+	DefineCustomBoolVariable("treble_sync.progress_notices",
+							 "Report the progress of a running cycle as NOTICEs.",
+							 "sync_table() and sync_all() then send one NOTICE every "
+							 "5 seconds while a cycle runs.",
+							 &treble_sync_progress_notices,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

@@ -48,9 +48,20 @@ typedef struct TableConfig
 	char	   *cursor_column;
 	char	   *event_column;	/* NULL: no hot window */
 	Interval   *hot_window;
+	Interval   *initial_chunk;	/* NULL: the first sync is one transaction */
+	int			parallel;		/* workers loading chunks at once */
 	bool		enabled;
 	char	   *watermark;		/* NULL before the first successful cycle */
+	char	   *load_cut;		/* T of a chunked first load in progress */
 } TableConfig;
+
+/* One chunk of a chunked first load: lo <= column < hi. */
+typedef struct LoadChunk
+{
+	int			chunk;			/* from 1 */
+	Timestamp	lo;
+	Timestamp	hi;
+} LoadChunk;
 
 /* What one cycle did, for the run log. */
 typedef struct CycleResult
@@ -165,6 +176,12 @@ extern bool CatalogRunIsRunning(int64 run_id);
 extern Datum CatalogRunRow(int64 run_id);
 extern Datum CatalogInsertTable(TableConfig *cfg, Oid owner);
 extern char *CatalogTableUsingLocal(Oid relid);
+extern void CatalogStartLoad(int32 table_id, const char *cut, List *chunks);
+extern bool CatalogClaimChunk(int32 table_id, LoadChunk *chunk);
+extern void CatalogFinishChunk(int32 table_id, int chunk, int64 run_id, CycleResult *r);
+extern void CatalogChunkFailed(int32 table_id, int chunk, const char *error);
+extern void CatalogLoadState(int32 table_id, int *chunks, int *done, char **first_error);
+extern void CatalogEndLoad(int32 table_id);
 
 /* ------------------------------------------------------------------------
  * schema.c
@@ -211,15 +228,81 @@ extern void StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn,
  * ------------------------------------------------------------------------
  */
 extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
+extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, Timestamp *cut);
+extern Timestamp CycleWindowBound(TableConfig *cfg, Timestamp cut);
+extern const char *CycleChunkColumn(TableConfig *cfg);
+extern Timestamp CycleLoadEnd(TableConfig *cfg, Timestamp cut);
+extern List *CyclePlanChunks(TableConfig *cfg, OdbcConn *conn, Timestamp cut);
+extern void CycleLoadChunk(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
+						   LoadChunk *chunk, CycleResult *result);
+extern void CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
+							CycleResult *result);
 extern UserMapping *CyclePrecheck(TableConfig *cfg, ForeignServer **server_out);
 extern char *CycleFormatTimestamp(Timestamp ts);
 extern Timestamp CycleParseTimestamp(const char *text);
+
+/* ------------------------------------------------------------------------
+ * progress.c
+ * ------------------------------------------------------------------------
+ */
+/* Phases of a run; the view treble_sync.progress names them the same way. */
+typedef enum ProgressPhaseCode
+{
+	PROGRESS_PHASE_CONNECTING = 1,
+	PROGRESS_PHASE_FREEZING,
+	PROGRESS_PHASE_PLANNING,
+	PROGRESS_PHASE_PULLING,
+	PROGRESS_PHASE_MERGING,
+	PROGRESS_PHASE_WINDOW,
+	PROGRESS_PHASE_WAITING,
+	PROGRESS_PHASE_COMMITTING
+} ProgressPhaseCode;
+
+typedef struct ProgressState
+{
+	int32		table_id;
+	int64		run_id;
+	ProgressPhaseCode phase;
+	int			chunk;			/* chunk being loaded, from 1; 0 if none */
+	int			chunks;			/* chunks of the load; 0 if not chunked */
+	int64		rows;			/* read from the warehouse by this process */
+	int64		bytes;
+	TimestampTz started;
+	TimestampTz phase_at;
+	Oid			relid;			/* the local table */
+} ProgressState;
+
+extern void ProgressStart(int32 table_id, int64 run_id, Oid relid, ProgressState *copy_to);
+extern void ProgressPhase(ProgressPhaseCode phase);
+extern void ProgressChunk(int chunk, int chunks);
+extern void ProgressAddRows(int64 rows, int64 bytes);
+extern void ProgressResume(void);
+extern void ProgressEnd(void);
+extern const char *ProgressPhaseName(ProgressPhaseCode phase);
+
+/* ------------------------------------------------------------------------
+ * treble_sync.c: settings
+ * ------------------------------------------------------------------------
+ */
+extern bool treble_sync_progress_notices;
 
 /* ------------------------------------------------------------------------
  * worker.c
  * ------------------------------------------------------------------------
  */
 extern int64 WorkerRunCycle(int32 table_id);
+extern List *WorkerStartChunkHelpers(TableConfig *cfg, int64 run_id, int n);
+extern void WorkerWaitChunkHelpers(List *handles);
+extern void WorkerStopChunkHelpers(List *handles);
 extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
+extern PGDLLEXPORT void treble_sync_chunk_worker_main(Datum main_arg);
+
+/* ------------------------------------------------------------------------
+ * load.c
+ * ------------------------------------------------------------------------
+ */
+extern void LoadRun(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result);
+extern void LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut);
+extern int	LoadCurrentChunk(void);
 
 #endif							/* TREBLE_SYNC_H */

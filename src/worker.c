@@ -38,6 +38,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/ps_status.h"
+#include "utils/timestamp.h"
 #include "utils/snapmgr.h"
 
 #include "treble_sync.h"
@@ -54,7 +55,21 @@ typedef struct WorkerSlot
 	Oid			user_id;
 	int32		table_id;
 	int64		run_id;			/* set by the worker once its run row exists */
+	ProgressState progress;		/* the worker's progress, for NOTICEs */
 } WorkerSlot;
+
+/* What a chunk helper gets, in bgw_extra. */
+typedef struct HelperArgs
+{
+	Oid			database_id;
+	Oid			session_user_id;
+	Oid			user_id;
+	int32		table_id;
+	int64		run_id;
+} HelperArgs;
+
+/* Seconds between two progress NOTICEs. */
+#define PROGRESS_NOTICE_SECS 5
 
 static volatile sig_atomic_t got_sigterm = false;
 
@@ -90,6 +105,61 @@ terminate_worker_on_exit(int code, Datum arg)
 	BackgroundWorkerHandle *handle = (BackgroundWorkerHandle *) DatumGetPointer(arg);
 
 	TerminateBackgroundWorker(handle);
+}
+
+/* Report a worker's progress as a NOTICE. */
+static void
+notice_progress(ProgressState *p)
+{
+	double		secs = (double) (GetCurrentTimestamp() - p->started) / USECS_PER_SEC;
+
+	if (p->run_id == 0)
+		return;
+	if (p->chunks > 0)
+		ereport(NOTICE,
+				(errmsg("treble_sync run %lld: %s, chunk %d of %d, " INT64_FORMAT " rows (" INT64_FORMAT " kB) read in %.0f s, %.0f rows/s",
+						(long long) p->run_id, ProgressPhaseName(p->phase), p->chunk, p->chunks,
+						p->rows, p->bytes / 1024, secs, secs > 0 ? p->rows / secs : 0)));
+	else
+		ereport(NOTICE,
+				(errmsg("treble_sync run %lld: %s, " INT64_FORMAT " rows (" INT64_FORMAT " kB) read in %.0f s, %.0f rows/s",
+						(long long) p->run_id, ProgressPhaseName(p->phase),
+						p->rows, p->bytes / 1024, secs, secs > 0 ? p->rows / secs : 0)));
+}
+
+/*
+ * Wait for a started worker to exit, on the latch (the postmaster sets it
+ * when the worker's state changes), waking once a second to honour
+ * interrupts and, with treble_sync.progress_notices, to report progress.
+ */
+static BgwHandleStatus
+wait_for_worker(BackgroundWorkerHandle *handle, WorkerSlot *slot)
+{
+	TimestampTz last_notice = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		pid_t		pid;
+		BgwHandleStatus status = GetBackgroundWorkerPid(handle, &pid);
+
+		if (status == BGWH_STOPPED || status == BGWH_POSTMASTER_DIED)
+			return status;
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+
+		if (treble_sync_progress_notices &&
+			TimestampDifferenceExceeds(last_notice, GetCurrentTimestamp(),
+									   PROGRESS_NOTICE_SECS * 1000))
+		{
+			ProgressState snapshot = slot->progress;
+
+			notice_progress(&snapshot);
+			last_notice = GetCurrentTimestamp();
+		}
+	}
 }
 
 /*
@@ -136,7 +206,7 @@ WorkerRunCycle(int32 table_id)
 	{
 		status = WaitForBackgroundWorkerStartup(handle, &pid);
 		if (status == BGWH_STARTED)
-			status = WaitForBackgroundWorkerShutdown(handle);
+			status = wait_for_worker(handle, slot);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(handle));
 
@@ -217,35 +287,59 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 }
 
 /*
+ * Connect to the table's warehouse as the running role, in the worker's
+ * long-lived memory (a chunked load commits many times on one connection).
+ * Called in a transaction.
+ */
+static OdbcConn *
+connect_for(TableConfig *cfg, MemoryContext cxt)
+{
+	ForeignServer *server;
+	UserMapping *mapping;
+	MemoryContext old;
+	OdbcConn   *conn;
+
+	mapping = CyclePrecheck(cfg, &server);
+
+	/* zone-less warehouse timestamps are read in the warehouse's zone */
+	SetConfigOption("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION);
+
+	old = MemoryContextSwitchTo(cxt);
+	conn = OdbcConnect(server, mapping);
+	MemoryContextSwitchTo(old);
+	return conn;
+}
+
+/*
  * Transaction 2: the cycle itself, committed with its run-log row and
- * watermark, or rolled back and logged as failed.
+ * watermark, or rolled back and logged as failed.  A chunked first load
+ * commits each chunk on the way.
  */
 static void
 run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 {
+	OdbcConn   *volatile conn = NULL;
+
 	PG_TRY();
 	{
-		ForeignServer *server;
-		UserMapping *mapping;
-		OdbcConn   *conn;
 		CycleResult result;
 
 		memset(&result, 0, sizeof(result));
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
+		ProgressStart(cfg->table_id, slot->run_id, cfg->local_relid, &slot->progress);
 
-		mapping = CyclePrecheck(cfg, &server);
-
-		/* zone-less warehouse timestamps are read in the warehouse's zone */
-		SetConfigOption("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION);
-
-		conn = OdbcConnect(server, mapping);	/* closed when tx memory goes */
-		CycleRun(cfg, conn, &result);
+		conn = connect_for(cfg, cxt);
+		if (cfg->watermark == NULL && (cfg->initial_chunk != NULL || cfg->load_cut != NULL))
+			LoadRun(cfg, conn, slot->run_id, &result);
+		else
+			CycleRun(cfg, conn, &result);
 		CatalogFinishRun(slot->run_id, &result);
-		OdbcDisconnect(conn);
 
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		ProgressEnd();
+		OdbcDisconnect(conn);
 	}
 	PG_CATCH();
 	{
@@ -258,6 +352,9 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		FlushErrorState();
 		AbortCurrentTransaction();
 		QueryCancelPending = false;
+		ProgressEnd();
+		if (conn)
+			OdbcDisconnect(conn);
 
 		text = describe_error(edata);
 		StartTransactionCommand();
@@ -273,6 +370,153 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		RESUME_INTERRUPTS();
 	}
 	PG_END_TRY();
+}
+
+/*
+ * Start n helper workers that load chunks of a table's first load along
+ * with the calling worker; returns their handles.
+ */
+List *
+WorkerStartChunkHelpers(TableConfig *cfg, int64 run_id, int n)
+{
+	List	   *handles = NIL;
+	HelperArgs	args;
+
+	args.database_id = MyDatabaseId;
+	args.session_user_id = GetSessionUserId();
+	args.user_id = GetUserId();
+	args.table_id = cfg->table_id;
+	args.run_id = run_id;
+
+	for (int i = 0; i < n; i++)
+	{
+		BackgroundWorker bgw;
+		BackgroundWorkerHandle *handle;
+
+		memset(&bgw, 0, sizeof(bgw));
+		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		bgw.bgw_restart_time = BGW_NEVER_RESTART;
+		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "treble_sync");
+		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "treble_sync_chunk_worker_main");
+		snprintf(bgw.bgw_name, BGW_MAXLEN, "treble_sync chunk loader of table id %d", cfg->table_id);
+		snprintf(bgw.bgw_type, BGW_MAXLEN, "treble_sync worker");
+		memcpy(bgw.bgw_extra, &args, sizeof(args));
+		bgw.bgw_notify_pid = MyProcPid;
+
+		/* fewer helpers than asked is fine: the chunks still all get loaded */
+		if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+		{
+			ereport(LOG,
+					(errmsg("treble_sync could start only %d of %d chunk helpers for \"%s\"",
+							i, n, cfg->name),
+					 errhint("Raise max_worker_processes.")));
+			break;
+		}
+		handles = lappend(handles, handle);
+	}
+	return handles;
+}
+
+/* Wait for the chunk helpers to exit. */
+void
+WorkerWaitChunkHelpers(List *handles)
+{
+	ListCell   *lc;
+
+	foreach(lc, handles)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (WaitForBackgroundWorkerShutdown(lfirst(lc)) == BGWH_POSTMASTER_DIED)
+			ereport(ERROR,
+					(errcode(ERRCODE_ADMIN_SHUTDOWN),
+					 errmsg("postmaster exited during a treble_sync load")));
+	}
+}
+
+/* Stop the chunk helpers (the load failed or was cancelled). */
+void
+WorkerStopChunkHelpers(List *handles)
+{
+	ListCell   *lc;
+
+	foreach(lc, handles)
+		TerminateBackgroundWorker(lfirst(lc));
+}
+
+/*
+ * Entry point of a chunk helper: load chunks of the table's first load
+ * until none is left.  A chunk that fails rolls back alone and records
+ * why; the worker that started the helper reports it.
+ */
+void
+treble_sync_chunk_worker_main(Datum main_arg)
+{
+	HelperArgs	args;
+	MemoryContext cxt;
+	TableConfig *volatile cfg = NULL;
+
+	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
+	pqsignal(SIGTERM, worker_sigterm);
+	pqsignal(SIGINT, worker_sigint);
+	OdbcEnableCancel();
+	BackgroundWorkerUnblockSignals();
+
+	BackgroundWorkerInitializeConnectionByOid(args.database_id, args.session_user_id, 0);
+	SetUserIdAndSecContext(args.user_id, 0);
+	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync chunk loader",
+								ALLOCSET_DEFAULT_SIZES);
+
+	PG_TRY();
+	{
+		OdbcConn   *conn;
+		MemoryContext old;
+
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		old = MemoryContextSwitchTo(cxt);
+		cfg = CatalogGetTableById(args.table_id);
+		MemoryContextSwitchTo(old);
+		set_ps_display(cfg->name);
+		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync chunk loader of %s", cfg->name));
+		ProgressStart(cfg->table_id, args.run_id, cfg->local_relid, NULL);
+		conn = connect_for(cfg, cxt);
+		if (cfg->load_cut != NULL)
+			LoadChunks(cfg, conn, args.run_id, CycleParseTimestamp(cfg->load_cut));
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		ProgressEnd();
+		OdbcDisconnect(conn);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		int			chunk;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		QueryCancelPending = false;
+		ProgressEnd();
+
+		chunk = LoadCurrentChunk();
+		if (chunk > 0 && cfg != NULL)
+		{
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			CatalogChunkFailed(cfg->table_id, chunk, describe_error(edata));
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}
+		ereport(LOG,
+				(errmsg("treble_sync chunk loader of table id %d failed: %s",
+						args.table_id, edata->message ? edata->message : "unknown error")));
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	proc_exit(0);
 }
 
 /* Entry point of the worker process. */
