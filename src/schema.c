@@ -26,6 +26,9 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "utils/partcache.h"
+#include "utils/rel.h"
+
 #include "treble_sync.h"
 
 #include <sqlucode.h>
@@ -374,6 +377,33 @@ SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns)
 	foreach(lc, key_columns)
 		keyatts[i++] = get_attnum(relid, lfirst(lc));
 
+	/*
+	 * A partitioned table's unique indexes must hold its partition key: there
+	 * the key plus the partition key will do (the upsert still matches on
+	 * the key alone, and moves a row whose event date changed partition).
+	 */
+	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+	{
+		PartitionKey pkey = RelationGetPartitionKey(rel);
+
+		for (int p = 0; p < pkey->partnatts; p++)
+		{
+			bool		listed = false;
+
+			if (pkey->partattrs[p] == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("local table \"%s\" is partitioned by an expression",
+								RelationGetRelationName(rel)),
+						 errhint("Partition it by a column, such as the event column.")));
+			for (int k = 0; k < i; k++)
+				listed |= keyatts[k] == pkey->partattrs[p];
+			if (!listed && i < INDEX_MAX_KEYS)
+				keyatts[i++] = pkey->partattrs[p];
+		}
+		nkeys = i;
+	}
+
 	indexes = RelationGetIndexList(rel);
 	foreach(lc, indexes)
 	{
@@ -409,8 +439,9 @@ SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns)
 		StringInfoData keys;
 
 		initStringInfo(&keys);
-		foreach(lc, key_columns)
-			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(lfirst(lc)));
+		for (int k = 0; k < nkeys; k++)
+			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "",
+							 quote_identifier(get_attname(relid, keyatts[k], false)));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("local table \"%s\" has no unique index on the key (%s)",
