@@ -61,7 +61,7 @@ SELECT dblink_connect('caller', format('dbname=%s host=%s port=%s user=%s', curr
        current_setting('port'), current_user)) \g /dev/null
 RESET client_min_messages;
 
-SELECT plan(17);
+SELECT plan(20);
 
 -- 1. a second cycle while one is in flight returns 'skipped' at once
 SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
@@ -78,6 +78,22 @@ SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
 SELECT is(status, 'success', 'the first cycle completes once the warehouse answers')
 FROM dblink_get_result('caller') AS t(status text);
 SELECT dblink_get_result('caller') \g /dev/null
+
+-- 1b. while it waits on the warehouse, any session sees its progress
+SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
+SELECT dblink_send_query('caller', $$SELECT status FROM treble_sync.sync_table('tap_sends')$$) \g /dev/null
+SELECT pg_temp.worker_pid('tap_sends') AS wpid \gset
+SELECT pg_sleep(0.3) \g /dev/null
+SELECT is(table_name || ' / ' || phase || ' / ' || (worker_pid = :'wpid'::int)::text,
+          'tap_sends / freezing the cut / true', 'the progress view shows the cycle in flight')
+FROM treble_sync.progress;
+SELECT ok(run_id = (SELECT max(run_id) FROM treble_sync.runs WHERE table_name = 'tap_sends')
+          AND elapsed > interval '0', 'with its run id and elapsed time')
+FROM treble_sync.progress;
+SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
+SELECT * FROM dblink_get_result('caller') AS t(status text) \g /dev/null
+SELECT dblink_get_result('caller') \g /dev/null
+SELECT is(count(*), 0::bigint, 'and nothing once it is over') FROM treble_sync.progress;
 
 -- 2. cancelling the waiting caller stops the worker; nothing is applied
 SELECT dblink_exec(current_setting('treble_test.wh_libpq'),
