@@ -68,6 +68,9 @@ typedef struct HelperArgs
 	int64		run_id;
 } HelperArgs;
 
+/* maintenance_work_mem of a worker (the default is 64MB) */
+#define WORKER_MAINTENANCE_WORK_MEM "16MB"
+
 /* Seconds between two progress NOTICEs. */
 #define PROGRESS_NOTICE_SECS 5
 
@@ -303,6 +306,13 @@ connect_for(TableConfig *cfg, MemoryContext cxt)
 
 	/* zone-less warehouse timestamps are read in the warehouse's zone */
 	SetConfigOption("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION);
+
+	/*
+	 * Keep the worker's memory flat whatever the pull: indexing the staging
+	 * rows by key sorts them, and beyond this the sort spills to disk.
+	 */
+	SetConfigOption("maintenance_work_mem", WORKER_MAINTENANCE_WORK_MEM, PGC_USERSET,
+					PGC_S_SESSION);
 
 	old = MemoryContextSwitchTo(cxt);
 	conn = OdbcConnect(server, mapping);
