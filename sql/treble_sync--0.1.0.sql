@@ -21,7 +21,10 @@ CREATE TABLE treble_sync.tables (
     local_table   regclass NOT NULL,
     key_columns   text[] NOT NULL CHECK (cardinality(key_columns) > 0),
     columns       text[] NOT NULL CHECK (cardinality(columns) > 0),
-    cursor_column text NOT NULL,
+    mode          text NOT NULL DEFAULT 'upsert' CHECK (mode IN ('upsert', 'append', 'snapshot')),
+    cursor_column text,
+    cursor_kind   text CHECK (cursor_kind IN ('timestamp', 'integer')),
+    cursor_overlap text,
     event_column  text,
     hot_window    interval NOT NULL DEFAULT '3 days' CHECK (hot_window >= '0'),
     initial_chunk interval CHECK (initial_chunk > '0'),
@@ -30,7 +33,9 @@ CREATE TABLE treble_sync.tables (
     watermark     text,
     load_cut      text,
     owner         regrole NOT NULL DEFAULT current_user::regrole,
-    created_at    timestamptz NOT NULL DEFAULT now()
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    CHECK ((cursor_column IS NULL) = (cursor_kind IS NULL)),
+    CHECK (cursor_column IS NOT NULL OR mode = 'snapshot')
 );
 COMMENT ON TABLE treble_sync.tables IS
     'warehouse tables kept in sync: configuration and the watermark T_prev (warehouse time)';
@@ -131,7 +136,9 @@ CREATE FUNCTION treble_sync.add_table(
     local_table   text     DEFAULT NULL,
     name          text     DEFAULT NULL,
     initial_chunk interval DEFAULT NULL,
-    parallel      integer  DEFAULT 1)
+    parallel      integer  DEFAULT 1,
+    mode          text     DEFAULT 'upsert',
+    cursor_overlap text    DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -145,9 +152,41 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION treble_sync.sync_table IS
     'run one sync cycle of a table in a background worker and return its run-log row';
 
-CREATE FUNCTION treble_sync.sync_all()
+CREATE FUNCTION treble_sync.sync_all(server name DEFAULT NULL)
 RETURNS SETOF treble_sync.runs
 AS 'MODULE_PATHNAME', 'treble_sync_sync_all'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION treble_sync.sync_all IS
-    'run one cycle of every enabled table, one after another, and return their run-log rows';
+    'run one cycle of every enabled table (of one server), treble_sync.max_parallel at a time, and return their run-log rows';
+
+CREATE FUNCTION treble_sync.resync(name text)
+RETURNS treble_sync.runs
+AS 'MODULE_PATHNAME', 'treble_sync_resync'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION treble_sync.resync IS
+    'pull the whole table again and make the copy equal to it in one transaction; returns the run-log row';
+
+CREATE FUNCTION treble_sync.alter_table(
+    name          text,
+    enabled       boolean  DEFAULT NULL,
+    mode          text     DEFAULT NULL,
+    key_columns   text[]   DEFAULT NULL,
+    event_column  text     DEFAULT NULL,
+    cursor_column text     DEFAULT NULL,
+    cursor_overlap text    DEFAULT NULL,
+    hot_window    interval DEFAULT NULL,
+    initial_chunk interval DEFAULT NULL,
+    parallel      integer  DEFAULT NULL,
+    new_name      text     DEFAULT NULL)
+RETURNS treble_sync.tables
+AS 'MODULE_PATHNAME', 'treble_sync_alter_table'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+COMMENT ON FUNCTION treble_sync.alter_table IS
+    'change options of a registration; NULL leaves an option as it is,  clears a text option';
+
+CREATE FUNCTION treble_sync.remove_table(name text, drop_local boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'treble_sync_remove_table'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION treble_sync.remove_table IS
+    'unregister a table (its run log stays); with drop_local, drop the local copy too';

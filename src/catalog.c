@@ -119,7 +119,8 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values,
 static const char *table_select =
 "SELECT table_id, name, server_name::text, remote_schema, remote_table,"
 " local_table::oid, key_columns, columns, cursor_column, event_column,"
-" hot_window, enabled, watermark, initial_chunk, parallel, load_cut"
+" hot_window, enabled, watermark, initial_chunk, parallel, load_cut,"
+" mode, cursor_kind, cursor_overlap"
 " FROM treble_sync.tables";
 
 /* Build a TableConfig from a row of table_select, in the caller's context. */
@@ -149,6 +150,9 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->initial_chunk = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
 	cfg->parallel = DatumGetInt32(SPI_getbinval(tup, desc, 15, &isnull));
 	cfg->load_cut = spi_text_or_null(tup, desc, 16);
+	cfg->mode = CatalogParseMode(spi_text_or_null(tup, desc, 17));
+	cfg->cursor_kind = CatalogParseCursorKind(spi_text_or_null(tup, desc, 18));
+	cfg->cursor_overlap = spi_text_or_null(tup, desc, 19);
 	MemoryContextSwitchTo(old);
 	return cfg;
 }
@@ -204,14 +208,19 @@ CatalogGetTableById(int32 table_id)
 
 /* The enabled tables, in name order: what sync_all() runs. */
 List *
-CatalogEnabledTableIds(void)
+CatalogEnabledTableIds(const char *server)
 {
 	List	   *ids = NIL;
 	MemoryContext cxt = CurrentMemoryContext;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {server ? CStringGetTextDatum(server) : (Datum) 0};
+	char		nulls[1] = {server ? ' ' : 'n'};
 
 	SPI_connect();
-	catalog_exec("SELECT table_id FROM treble_sync.tables WHERE enabled ORDER BY name",
-				 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	catalog_exec("SELECT table_id FROM treble_sync.tables WHERE enabled"
+				 " AND ($1 IS NULL OR server_name::text OPERATOR(pg_catalog.=) $1)"
+				 " ORDER BY name",
+				 1, types, values, nulls, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -414,11 +423,11 @@ Datum
 CatalogInsertTable(TableConfig *cfg, Oid owner)
 {
 	CatalogUser saved;
-	Oid			types[13] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
+	Oid			types[16] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
 		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID,
-	INTERVALOID, INT4OID};
-	Datum		values[13];
-	char		nulls[13];
+	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[16];
+	char		nulls[16];
 	Datum		row;
 	bool		isnull;
 
@@ -433,7 +442,10 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 	values[4] = ObjectIdGetDatum(cfg->local_relid);
 	values[5] = text_array_from_list(cfg->key_columns);
 	values[6] = text_array_from_list(cfg->columns);
-	values[7] = CStringGetTextDatum(cfg->cursor_column);
+	if (cfg->cursor_column)
+		values[7] = CStringGetTextDatum(cfg->cursor_column);
+	else
+		nulls[7] = 'n';
 	if (cfg->event_column)
 		values[8] = CStringGetTextDatum(cfg->event_column);
 	else
@@ -445,16 +457,26 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 	else
 		nulls[11] = 'n';
 	values[12] = Int32GetDatum(cfg->parallel);
+	values[13] = CStringGetTextDatum(CatalogModeName(cfg->mode));
+	if (cfg->cursor_kind != CURSOR_NONE)
+		values[14] = CStringGetTextDatum(CatalogCursorKindName(cfg->cursor_kind));
+	else
+		nulls[14] = 'n';
+	if (cfg->cursor_overlap)
+		values[15] = CStringGetTextDatum(cfg->cursor_overlap);
+	else
+		nulls[15] = 'n';
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();
 	catalog_exec("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
 				 " remote_table, local_table, key_columns, columns, cursor_column,"
-				 " event_column, hot_window, owner, initial_chunk, parallel)"
+				 " event_column, hot_window, owner, initial_chunk, parallel, mode,"
+				 " cursor_kind, cursor_overlap)"
 				 " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
-				 " $11::pg_catalog.regrole, $12, $13)"
+				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16)"
 				 " RETURNING t",
-				 13, types, values, nulls, SPI_OK_INSERT_RETURNING);
+				 16, types, values, nulls, SPI_OK_INSERT_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
@@ -652,6 +674,133 @@ CatalogEndLoad(int32 table_id)
 	catalog_exec("UPDATE treble_sync.tables SET load_cut = NULL"
 				 " WHERE table_id OPERATOR(pg_catalog.=) $1",
 				 1, types, values, NULL, SPI_OK_UPDATE);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+}
+
+/* The catalog's name of a mode, and back. */
+const char *
+CatalogModeName(SyncMode mode)
+{
+	switch (mode)
+	{
+		case SYNC_UPSERT:
+			return "upsert";
+		case SYNC_APPEND:
+			return "append";
+		case SYNC_SNAPSHOT:
+			return "snapshot";
+	}
+	return "upsert";
+}
+
+SyncMode
+CatalogParseMode(const char *name)
+{
+	if (name == NULL || strcmp(name, "upsert") == 0)
+		return SYNC_UPSERT;
+	if (strcmp(name, "append") == 0)
+		return SYNC_APPEND;
+	if (strcmp(name, "snapshot") == 0)
+		return SYNC_SNAPSHOT;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("mode must be 'upsert', 'append' or 'snapshot', not \"%s\"", name)));
+	return SYNC_UPSERT;			/* keep the compiler quiet */
+}
+
+/* The catalog's name of a cursor kind, and back. */
+const char *
+CatalogCursorKindName(CursorKind kind)
+{
+	return kind == CURSOR_INTEGER ? "integer" : "timestamp";
+}
+
+CursorKind
+CatalogParseCursorKind(const char *name)
+{
+	if (name == NULL)
+		return CURSOR_NONE;
+	return strcmp(name, "integer") == 0 ? CURSOR_INTEGER : CURSOR_TIMESTAMP;
+}
+
+/*
+ * Write a changed registration back (alter_table).  With reset, the
+ * watermark and any first load in progress are dropped: the next cycle is
+ * a first sync again.  Returns the new row.
+ */
+Datum
+CatalogUpdateTable(TableConfig *cfg, bool reset)
+{
+	CatalogUser saved;
+	Oid			types[14] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
+		TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INT4OID, BOOLOID, BOOLOID, TEXTARRAYOID};
+	Datum		values[14];
+	char		nulls[14];
+	Datum		row;
+	bool		isnull;
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int32GetDatum(cfg->table_id);
+	values[1] = CStringGetTextDatum(cfg->name);
+	values[2] = text_array_from_list(cfg->key_columns);
+	values[3] = CStringGetTextDatum(CatalogModeName(cfg->mode));
+	if (cfg->cursor_column)
+	{
+		values[4] = CStringGetTextDatum(cfg->cursor_column);
+		values[5] = CStringGetTextDatum(CatalogCursorKindName(cfg->cursor_kind));
+	}
+	else
+		nulls[4] = nulls[5] = 'n';
+	if (cfg->cursor_overlap)
+		values[6] = CStringGetTextDatum(cfg->cursor_overlap);
+	else
+		nulls[6] = 'n';
+	if (cfg->event_column)
+		values[7] = CStringGetTextDatum(cfg->event_column);
+	else
+		nulls[7] = 'n';
+	values[8] = IntervalPGetDatum(cfg->hot_window);
+	if (cfg->initial_chunk)
+		values[9] = IntervalPGetDatum(cfg->initial_chunk);
+	else
+		nulls[9] = 'n';
+	values[10] = Int32GetDatum(cfg->parallel);
+	values[11] = BoolGetDatum(cfg->enabled);
+	values[12] = BoolGetDatum(reset);
+	values[13] = text_array_from_list(cfg->columns);
+
+	saved = CatalogBecomeOwner();
+	SPI_connect();
+	if (reset)
+		catalog_exec("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
+					 1, types, values, nulls, SPI_OK_DELETE);
+	catalog_exec("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
+				 " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
+				 " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
+				 " columns = $14,"
+				 " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
+				 " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
+				 14, types, values, nulls, SPI_OK_UPDATE_RETURNING);
+	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	row = SPI_datumTransfer(row, false, -1);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return row;
+}
+
+/* Unregister a table (remove_table); its run log stays. */
+void
+CatalogDeleteTable(int32 table_id)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(table_id)};
+
+	SPI_connect();
+	catalog_exec("DELETE FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
+				 1, types, values, NULL, SPI_OK_DELETE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }

@@ -15,6 +15,11 @@
  * event >= bound), so each row crosses the network once.  Nothing here
  * reads a clock: every bound derives from T, on both sides.
  *
+ * The other modes reuse the steps: 'append' pulls past the watermark and
+ * only inserts; 'snapshot' (and resync()) pulls everything up to T and
+ * makes the whole copy equal to it.  The cursor holds timestamps or
+ * integers; either way its values are int64 here (a Timestamp is one).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -32,9 +37,26 @@
 
 #include "treble_sync.h"
 
-static bool remote_extreme(TableConfig *cfg, OdbcConn *conn, const char *agg,
-						   const char *column, bool bounded, Timestamp cut,
-						   Timestamp *result);
+static bool remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
+							 const char *column, bool integer, bool bounded,
+							 int64 cut, int64 *result);
+
+/* What a pull is applied as. */
+typedef enum ApplyKind
+{
+	APPLY_CYCLE,				/* upsert by key, versions guarded; then the window */
+	APPLY_CONCURRENT,			/* a chunk that other workers load alongside */
+	APPLY_APPEND,				/* insert new keys only */
+	APPLY_FULL					/* everything pulled: upsert, delete what is gone */
+} ApplyKind;
+
+/* How the staged rows go into the copy. */
+typedef enum UpsertKind
+{
+	UPSERT_VERSIONED,			/* a cycle: an older version never replaces a newer one outside the window */
+	UPSERT_LATEST,				/* a full pull: the staged row is the truth */
+	UPSERT_INSERT_ONLY			/* append: keys the copy has are left alone */
+} UpsertKind;
 
 /*
  * Format a warehouse timestamp as the text kept in the catalog: ISO 8601,
@@ -63,6 +85,59 @@ CycleParseTimestamp(const char *text)
 	return DatumGetTimestamp(DirectFunctionCall3(timestamp_in, CStringGetDatum(text),
 												 ObjectIdGetDatum(InvalidOid),
 												 Int32GetDatum(-1)));
+}
+
+/* The catalog text of a cursor value: a timestamp, or a number. */
+char *
+CycleFormatCursor(TableConfig *cfg, int64 value)
+{
+	if (cfg->cursor_kind == CURSOR_INTEGER)
+		return psprintf(INT64_FORMAT, value);
+	return CycleFormatTimestamp(value);
+}
+
+/* Parse a cursor value written by CycleFormatCursor. */
+int64
+CycleParseCursor(TableConfig *cfg, const char *text)
+{
+	if (cfg->cursor_kind == CURSOR_INTEGER)
+		return DatumGetInt64(DirectFunctionCall1(int8in, CStringGetDatum(text)));
+	return CycleParseTimestamp(text);
+}
+
+/* A cursor value as a parameter of a remote query. */
+static OdbcParam
+cursor_param(TableConfig *cfg, int64 value)
+{
+	OdbcParam	p = {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP,
+	value};
+
+	return p;
+}
+
+/*
+ * Where a cycle's delta starts: the watermark, less cursor_overlap, so
+ * that rows which became visible in the warehouse after an earlier cut
+ * (with a cursor at or below it) are pulled again and absorbed by the
+ * upsert.
+ */
+static int64
+delta_start(TableConfig *cfg, int64 prev)
+{
+	if (cfg->cursor_overlap == NULL)
+		return prev;
+	if (cfg->cursor_kind == CURSOR_INTEGER)
+	{
+		int64		overlap = DatumGetInt64(DirectFunctionCall1(int8in,
+																CStringGetDatum(cfg->cursor_overlap)));
+
+		return prev - overlap;
+	}
+	return DatumGetTimestamp(DirectFunctionCall2(timestamp_mi_interval, TimestampGetDatum(prev),
+												 DirectFunctionCall3(interval_in,
+																	 CStringGetDatum(cfg->cursor_overlap),
+																	 ObjectIdGetDatum(InvalidOid),
+																	 Int32GetDatum(-1))));
 }
 
 /* "a"."b" list of local column names, each prefixed with alias. */
@@ -102,22 +177,24 @@ key_join(List *keys, const char *a, const char *b)
  * Step 1: T = max(cursor) on the warehouse.  False if the table is empty.
  */
 bool
-CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, Timestamp *cut)
+CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut)
 {
 	ProgressPhase(PROGRESS_PHASE_FREEZING);
-	return remote_extreme(cfg, conn, "MAX", cfg->cursor_column, false, 0, cut);
+	return remote_aggregate(cfg, conn, "MAX", cfg->cursor_column,
+							cfg->cursor_kind == CURSOR_INTEGER, false, 0, cut);
 }
 
 /*
- * MIN or MAX of a timestamp column on the warehouse, among the rows with
- * cursor <= cut if bounded.  False if there is none.
+ * An aggregate (MIN, MAX) of a timestamp or integer column on the
+ * warehouse, among the rows with cursor <= cut if bounded.  False if it is
+ * NULL.
  */
 static bool
-remote_extreme(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *column,
-			   bool bounded, Timestamp cut, Timestamp *result)
+remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *column,
+				 bool integer, bool bounded, int64 cut, int64 *result)
 {
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
-	OdbcParam	param = {ODBC_PARAM_TIMESTAMP, cut};
+	OdbcParam	param = cursor_param(cfg, cut);
 	char	   *sql;
 	bool		found;
 
@@ -128,22 +205,28 @@ remote_extreme(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *co
 	OdbcExecute(conn, stmt, sql, bounded ? 1 : 0, &param);
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
-	found = FetchGetTimestamp(conn, stmt, 1, result);
+	if (integer)
+		found = FetchGetInt(conn, stmt, 1, result);
+	else
+		found = FetchGetTimestamp(conn, stmt, 1, result);
 	OdbcFreeStatement(conn, stmt);
 	return found;
 }
 
 /*
- * Which warehouse rows one pull takes.  Always cursor <= cut, and:
+ * Which warehouse rows one pull takes.  Always cursor <= cut (unless the
+ * table has no cursor), and:
  *	- a cycle: cursor > prev (the delta), or event >= bound (the window);
  *	- a chunk of a first load: lo <= column < hi;
- *	- the rest of a first load: column >= lo, or column is NULL.
+ *	- the rest of a first load: column >= lo, or column is NULL;
+ *	- a full pull: nothing more.
  */
 typedef struct PullSpec
 {
-	Timestamp	cut;
+	bool		have_cut;		/* false: a snapshot table without a cursor */
+	int64		cut;
 	bool		have_prev;
-	Timestamp	prev;
+	int64		prev;
 	bool		have_window;
 	Timestamp	bound;
 	const char *range_column;	/* NULL: a cycle */
@@ -164,7 +247,7 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 	OdbcParam	params[3];
 	int			nparams = 0;
 	SQLHSTMT	stmt;
-	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
+	char	   *qcursor = cfg->cursor_column ? OdbcQuoteIdent(conn, cfg->cursor_column) : NULL;
 	ListCell   *lc;
 
 	ProgressPhase(PROGRESS_PHASE_PULLING);
@@ -174,10 +257,13 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 	foreach(lc, cfg->columns)
 		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
 						 OdbcQuoteIdent(conn, lfirst(lc)));
-	appendStringInfo(&sql, " FROM %s WHERE %s <= ?",
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
-					 qcursor);
-	params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->cut};
+	appendStringInfo(&sql, " FROM %s",
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
+	if (spec->have_cut)
+	{
+		appendStringInfo(&sql, " WHERE %s <= ?", qcursor);
+		params[nparams++] = cursor_param(cfg, spec->cut);
+	}
 
 	if (spec->range_column)
 	{
@@ -195,13 +281,13 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 	{
 		appendStringInfo(&sql, " AND (%s > ? OR %s >= ?)", qcursor,
 						 OdbcQuoteIdent(conn, cfg->event_column));
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->prev};
+		params[nparams++] = cursor_param(cfg, spec->prev);
 		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->bound};
 	}
 	else if (spec->have_prev)
 	{
 		appendStringInfo(&sql, " AND %s > ?", qcursor);
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->prev};
+		params[nparams++] = cursor_param(cfg, spec->prev);
 	}
 
 	stmt = OdbcAllocStatement(conn);
@@ -289,10 +375,12 @@ dedup_stage(TableConfig *cfg)
  * in the copy, lies outside it and was not pulled again.  Such a version
  * never replaces a newer one outside the window.  (A newer copy row inside
  * the window would have been pulled again had it still existed, so there
- * the older version is the truth.)
+ * the older version is the truth.)  A full pull has every key's latest
+ * version, which is always the truth; append mode never updates.
  */
 static void
-upsert_stage(TableConfig *cfg, const char *qlocal, Timestamp bound, CycleResult *result)
+upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bound,
+			 CycleResult *result)
 {
 	bool		copy_was_empty;
 	StringInfoData sql;
@@ -318,21 +406,22 @@ upsert_stage(TableConfig *cfg, const char *qlocal, Timestamp bound, CycleResult 
 										qlocal)) == 0;
 
 	initStringInfo(&sql);
-	if (set.len > 0 && !copy_was_empty)
+	if (set.len > 0 && !copy_was_empty && kind != UPSERT_INSERT_ONLY)
 	{
 		appendStringInfo(&sql, "UPDATE %s t SET %s FROM pg_temp.treble_sync_stage s"
 						 " WHERE %s AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
 						 qlocal, set.data, keys,
 						 local_column_list(cfg->columns, "t"),
 						 local_column_list(cfg->columns, "s"));
-		if (cfg->event_column)
+		if (kind == UPSERT_VERSIONED && cfg->event_column)
 			appendStringInfo(&sql, " AND (t.%s OPERATOR(pg_catalog.<=) s.%s"
 							 " OR t.%s OPERATOR(pg_catalog.>=) $1)",
 							 quote_identifier(cfg->cursor_column),
 							 quote_identifier(cfg->cursor_column),
 							 quote_identifier(cfg->event_column));
-		result->rows_updated = run_sql(sql.data, cfg->event_column ? 1 : 0, types, values,
-									   SPI_OK_UPDATE);
+		else
+			appendStringInfoString(&sql, " AND $1 IS NOT NULL");	/* uses $1 */
+		result->rows_updated = run_sql(sql.data, 1, types, values, SPI_OK_UPDATE);
 	}
 
 	/*
@@ -426,6 +515,20 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound,
 	result->rows_deleted = run_sql(sql, 1, types, values, SPI_OK_DELETE);
 }
 
+/*
+ * The full-pull counterpart of step 4: remove every copy row whose key the
+ * warehouse (as pulled, cursor <= T) no longer has.
+ */
+static void
+refresh_all(TableConfig *cfg, const char *qlocal, CycleResult *result)
+{
+	char	   *sql;
+
+	sql = psprintf("DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s"
+				   " WHERE %s)", qlocal, key_join(cfg->key_columns, "t", "s"));
+	result->rows_deleted = run_sql(sql, 0, NULL, NULL, SPI_OK_DELETE);
+}
+
 /* The copy's name, schema-qualified and quoted. */
 static char *
 local_name(TableConfig *cfg)
@@ -455,7 +558,7 @@ CycleWindowBound(TableConfig *cfg, Timestamp cut)
  * to the warehouse's.
  */
 static void
-pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, bool concurrent,
+pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 			   CycleResult *result)
 {
 	Oid			stage_relid = StageCreate(cfg);
@@ -468,11 +571,27 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, bool concurrent
 	SPI_connect();
 	index_stage(cfg);
 	dedup_stage(cfg);
-	if (concurrent)
-		upsert_stage_concurrent(cfg, qlocal, result);
-	else
-		upsert_stage(cfg, qlocal, bound, result);	/* step 3 */
-	if (spec->have_window)
+	switch (kind)				/* step 3 */
+	{
+		case APPLY_CYCLE:
+			upsert_stage(cfg, qlocal, UPSERT_VERSIONED, bound, result);
+			break;
+		case APPLY_CONCURRENT:
+			upsert_stage_concurrent(cfg, qlocal, result);
+			break;
+		case APPLY_APPEND:
+			upsert_stage(cfg, qlocal, UPSERT_INSERT_ONLY, bound, result);
+			break;
+		case APPLY_FULL:
+			upsert_stage(cfg, qlocal, UPSERT_LATEST, bound, result);
+			break;
+	}
+	if (kind == APPLY_FULL)
+	{
+		ProgressPhase(PROGRESS_PHASE_WINDOW);
+		refresh_all(cfg, qlocal, result);
+	}
+	else if (spec->have_window)
 	{
 		ProgressPhase(PROGRESS_PHASE_WINDOW);
 		refresh_window(cfg, qlocal, spec->bound, result);	/* step 4 */
@@ -484,26 +603,52 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, bool concurrent
  * Step 5, and the run's outcome: the watermark moves to T, never backwards.
  */
 static void
-advance_watermark(TableConfig *cfg, bool have_prev, Timestamp prev, Timestamp cut,
+advance_watermark(TableConfig *cfg, bool have_prev, int64 prev, int64 cut,
 				  CycleResult *result)
 {
-	Timestamp	next = (have_prev && prev > cut) ? prev : cut;
+	int64		next = (have_prev && prev > cut) ? prev : cut;
 
 	ProgressPhase(PROGRESS_PHASE_COMMITTING);
-	result->watermark_to = CycleFormatTimestamp(next);
+	result->watermark_to = CycleFormatCursor(cfg, next);
 	CatalogSetWatermark(cfg->table_id, result->watermark_to);
 	if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
 		result->status = "success";
 }
 
 /*
- * Run the cycle's steps in the current transaction.  The caller commits
- * (steps 2-5 succeed together) or aborts (nothing of them remains).
+ * The hot window's lower bound for a cut: from T itself for a timestamp
+ * cursor, else from the latest event date the warehouse has at the cut.
+ * False if there is no window.
+ */
+static bool
+window_bound(TableConfig *cfg, OdbcConn *conn, int64 cut, Timestamp *bound)
+{
+	Timestamp	latest = cut;
+
+	if (cfg->event_column == NULL || cfg->mode != SYNC_UPSERT)
+		return false;
+	if (cfg->cursor_kind == CURSOR_INTEGER &&
+		!remote_aggregate(cfg, conn, "MAX", cfg->event_column, false, true, cut, &latest))
+		return false;			/* no event dates at all: nothing to refresh */
+	*bound = CycleWindowBound(cfg, latest);
+	return true;
+}
+
+/*
+ * Run one cycle of the table's mode in the current transaction.  The
+ * caller commits (steps 2-5 succeed together) or aborts (nothing of them
+ * remains).
  */
 void
 CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 {
 	PullSpec	spec;
+
+	if (cfg->mode == SYNC_SNAPSHOT)
+	{
+		CycleRunFull(cfg, conn, result);
+		return;
+	}
 
 	memset(&spec, 0, sizeof(spec));
 	result->watermark_from = cfg->watermark;
@@ -511,21 +656,58 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	result->status = "empty";
 	spec.have_prev = cfg->watermark != NULL;
 	if (spec.have_prev)
-		spec.prev = CycleParseTimestamp(cfg->watermark);
+		spec.prev = delta_start(cfg, CycleParseCursor(cfg, cfg->watermark));
 
 	/* step 1: the cut, from the warehouse's clock, once */
 	if (!CycleFreezeCut(cfg, conn, &spec.cut))
 		return;					/* the warehouse table has no rows with a cursor */
+	spec.have_cut = true;
 
-	if (cfg->event_column)
-	{
-		spec.have_window = true;
-		spec.bound = CycleWindowBound(cfg, spec.cut);
+	spec.have_window = window_bound(cfg, conn, spec.cut, &spec.bound);
+	if (spec.have_window)
 		result->hot_window_from = CycleFormatTimestamp(spec.bound);
+
+	/* steps 2 to 4 */
+	pull_and_apply(cfg, conn, &spec, cfg->mode == SYNC_APPEND ? APPLY_APPEND : APPLY_CYCLE,
+				   result);
+	/* step 5: from the watermark itself, not from the overlap's start */
+	advance_watermark(cfg, spec.have_prev, cfg->watermark ? CycleParseCursor(cfg, cfg->watermark) : 0,
+					  spec.cut, result);
+}
+
+/*
+ * Pull the whole table (up to the cut T, if it has a cursor) and make the
+ * copy equal to it, in the current transaction: a 'snapshot' table's
+ * cycle, and resync() of any table.  Readers of the copy see the old rows
+ * until the commit and the new ones after it; its indexes, grants and
+ * dependent views are untouched, and only rows that differ are written.
+ */
+void
+CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
+{
+	PullSpec	spec;
+
+	memset(&spec, 0, sizeof(spec));
+	result->watermark_from = cfg->watermark;
+	result->watermark_to = NULL;
+	result->status = "empty";
+
+	if (cfg->cursor_kind != CURSOR_NONE)
+	{
+		if (!CycleFreezeCut(cfg, conn, &spec.cut))
+		{
+			/* no row has a cursor: keep the copy as it is */
+			result->watermark_to = cfg->watermark;
+			return;
+		}
+		spec.have_cut = true;
 	}
 
-	pull_and_apply(cfg, conn, &spec, false, result);	/* steps 2 to 4 */
-	advance_watermark(cfg, spec.have_prev, spec.prev, spec.cut, result);	/* step 5 */
+	pull_and_apply(cfg, conn, &spec, APPLY_FULL, result);
+	if (spec.have_cut)
+		advance_watermark(cfg, false, 0, spec.cut, result);
+	else if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
+		result->status = "success";
 }
 
 /*
@@ -566,7 +748,7 @@ CyclePlanChunks(TableConfig *cfg, OdbcConn *conn, Timestamp cut)
 	List	   *chunks = NIL;
 
 	ProgressPhase(PROGRESS_PHASE_PLANNING);
-	if (!remote_extreme(cfg, conn, "MIN", CycleChunkColumn(cfg), true, cut, &first))
+	if (!remote_aggregate(cfg, conn, "MIN", CycleChunkColumn(cfg), false, true, cut, &first))
 		return NIL;
 	lo = DatumGetTimestamp(DirectFunctionCall2(timestamp_trunc, CStringGetTextDatum("day"),
 											   TimestampGetDatum(first)));
@@ -598,13 +780,15 @@ CycleLoadChunk(TableConfig *cfg, OdbcConn *conn, Timestamp cut, LoadChunk *chunk
 	PullSpec	spec;
 
 	memset(&spec, 0, sizeof(spec));
+	spec.have_cut = true;
 	spec.cut = cut;
 	spec.range_column = CycleChunkColumn(cfg);
 	spec.lo = chunk->lo;
 	spec.hi = chunk->hi;
 	/* a partitioned copy has no unique index on the key alone: one writer */
 	pull_and_apply(cfg, conn, &spec,
-				   get_rel_relkind(cfg->local_relid) != RELKIND_PARTITIONED_TABLE,
+				   get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE ?
+				   APPLY_CYCLE : APPLY_CONCURRENT,
 				   result);
 }
 
@@ -621,6 +805,7 @@ CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *re
 
 	memset(&spec, 0, sizeof(spec));
 	result->status = "empty";
+	spec.have_cut = true;
 	spec.cut = cut;
 	spec.range_column = CycleChunkColumn(cfg);
 	spec.lo = CycleLoadEnd(cfg, cut);
@@ -631,7 +816,7 @@ CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *re
 		spec.bound = spec.lo;
 		result->hot_window_from = CycleFormatTimestamp(spec.bound);
 	}
-	pull_and_apply(cfg, conn, &spec, false, result);
+	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
 	advance_watermark(cfg, false, 0, cut, result);
 }
 

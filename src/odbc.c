@@ -735,16 +735,25 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 			OdbcParam *params)
 {
 	SQL_TIMESTAMP_STRUCT *ts = palloc0(sizeof(SQL_TIMESTAMP_STRUCT) * Max(nparams, 1));
+	SQLBIGINT  *ints = palloc0(sizeof(SQLBIGINT) * Max(nparams, 1));
 	SQLLEN	   *ind = palloc0(sizeof(SQLLEN) * Max(nparams, 1));
 	SQLWCHAR   *wsql;
 	SQLRETURN	rc;
 
 	for (int i = 0; i < nparams; i++)
 	{
-		Assert(params[i].kind == ODBC_PARAM_TIMESTAMP);
-		timestamp_to_odbc(params[i].ts, &ts[i]);
-		rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_TYPE_TIMESTAMP,
-							  SQL_TYPE_TIMESTAMP, 26, 6, &ts[i], 0, &ind[i]);
+		if (params[i].kind == ODBC_PARAM_TIMESTAMP)
+		{
+			timestamp_to_odbc(params[i].value, &ts[i]);
+			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_TYPE_TIMESTAMP,
+								  SQL_TYPE_TIMESTAMP, 26, 6, &ts[i], 0, &ind[i]);
+		}
+		else
+		{
+			ints[i] = params[i].value;
+			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_SBIGINT,
+								  SQL_BIGINT, 19, 0, &ints[i], 0, &ind[i]);
+		}
 		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "bind a parameter of a remote query");
 	}
 

@@ -12,6 +12,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -136,7 +137,7 @@ require_remote_column(RemoteTable *rt, const char *name, const char *role)
 	return col;
 }
 
-/* The cursor and the event column must hold dates or timestamps. */
+/* The event column must hold dates or timestamps. */
 static void
 require_temporal(RemoteColumn *col, const char *role)
 {
@@ -156,93 +157,166 @@ require_temporal(RemoteColumn *col, const char *role)
 }
 
 /*
- * add_table(remote_table, server, key_columns, event_column, cursor_column,
- *			 hot_window, local_table, name)
+ * The kind of a cursor column: timestamps (or dates), or integers that
+ * only grow, such as an event id.
  */
-PG_FUNCTION_INFO_V1(treble_sync_add_table);
-
-Datum
-treble_sync_add_table(PG_FUNCTION_ARGS)
+static CursorKind
+cursor_kind_of(RemoteColumn *col)
 {
-	TableConfig cfg;
-	char	   *remote_input;
-	ForeignServer *server;
-	ForeignDataWrapper *fdw;
-	UserMapping *mapping;
-	AclResult	aclresult;
-	OdbcConn   *conn;
-	RemoteTable *rt;
-	ListCell   *lc;
-	char	   *local_schema = NULL;
-	char	   *local_name;
-	char	   *other;
-	Datum		row;
+	switch (col->data_type)
+	{
+		case SQL_TYPE_TIMESTAMP:
+		case SQL_TIMESTAMP:
+		case SQL_TYPE_DATE:
+		case SQL_DATE:
+			return CURSOR_TIMESTAMP;
+		case SQL_BIGINT:
+		case SQL_INTEGER:
+		case SQL_SMALLINT:
+		case SQL_TINYINT:
+			return CURSOR_INTEGER;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("cursor column \"%s\" must be a timestamp, a date or an integer, not %s",
+							col->name, col->type_name)));
+	}
+	return CURSOR_NONE;			/* keep the compiler quiet */
+}
 
-	memset(&cfg, 0, sizeof(cfg));
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+/* Is this interval below zero (or, with or_zero, not above it)? */
+static bool
+interval_not_positive(Interval *value, bool or_zero)
+{
+	Datum		zero = DirectFunctionCall3(interval_in, CStringGetDatum("0"),
+										   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+
+	return DatumGetBool(DirectFunctionCall2(or_zero ? interval_le : interval_lt,
+											IntervalPGetDatum(value), zero));
+}
+
+/*
+ * Checks of a registration's options that need no warehouse: add_table
+ * and alter_table share them.
+ */
+static void
+check_options(TableConfig *cfg)
+{
+	if (cfg->mode != SYNC_SNAPSHOT && cfg->cursor_column == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("remote_table and server are required")));
-	if (PG_ARGISNULL(4))
+				 errmsg("cursor_column must not be NULL in mode '%s'", CatalogModeName(cfg->mode)),
+				 errhint("Name the warehouse column that marks when each row was written, such as synced_at; only mode 'snapshot' works without one.")));
+	if (interval_not_positive(cfg->hot_window, false))
 		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("cursor_column must not be NULL"),
-				 errhint("Name the warehouse column that marks when each row was written, such as synced_at.")));
-	if (PG_ARGISNULL(5))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("hot_window must not be NULL"),
-				 errhint("Use '0 days' for no hot window.")));
-
-	remote_input = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	split_remote_name(remote_input, &cfg.remote_schema, &cfg.remote_table);
-	cfg.name = PG_ARGISNULL(7) ? remote_input : text_to_cstring(PG_GETARG_TEXT_PP(7));
-	cfg.cursor_column = text_to_cstring(PG_GETARG_TEXT_PP(4));
-	cfg.event_column = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
-	cfg.hot_window = PG_GETARG_INTERVAL_P(5);
-	cfg.initial_chunk = PG_ARGISNULL(8) ? NULL : PG_GETARG_INTERVAL_P(8);
-	cfg.parallel = PG_ARGISNULL(9) ? 1 : PG_GETARG_INT32(9);
-	cfg.enabled = true;
-
-	if (cfg.initial_chunk &&
-		DatumGetBool(DirectFunctionCall2(interval_le, IntervalPGetDatum(cfg.initial_chunk),
-										 DirectFunctionCall3(interval_in,
-															 CStringGetDatum("0"),
-															 ObjectIdGetDatum(InvalidOid),
-															 Int32GetDatum(-1)))))
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hot_window must not be negative")));
+	if (cfg->initial_chunk && interval_not_positive(cfg->initial_chunk, true))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("initial_chunk must be a positive interval"),
 				 errhint("For example initial_chunk => '7 days'; NULL loads the first sync in one transaction.")));
-	if (cfg.parallel < 1 || cfg.parallel > 16)
+	if (cfg->initial_chunk && cfg->mode != SYNC_UPSERT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("initial_chunk works only in mode 'upsert'")));
+	if (cfg->parallel < 1 || cfg->parallel > 16)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("parallel must be between 1 and 16")));
-	if (cfg.parallel > 1 && cfg.initial_chunk == NULL)
+	if (cfg->parallel > 1 && cfg->initial_chunk == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("parallel needs initial_chunk"),
 				 errdetail("Only the chunks of a chunked first load are loaded in parallel."),
 				 errhint("Pass initial_chunk => '7 days' as well.")));
-
-	if (DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(cfg.hot_window),
-										 DirectFunctionCall3(interval_in,
-															 CStringGetDatum("0"),
-															 ObjectIdGetDatum(InvalidOid),
-															 Int32GetDatum(-1)))))
+	if (cfg->cursor_overlap && cfg->cursor_column == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hot_window must not be negative")));
+				 errmsg("cursor_overlap needs a cursor_column")));
+}
 
-	if (CatalogGetTable(cfg.name, true) != NULL)
+/*
+ * Checks against the warehouse's columns: the key, cursor and event
+ * columns exist with usable types.  Sets the cursor's kind, and checks
+ * cursor_overlap against it.
+ */
+static void
+check_against_warehouse(TableConfig *cfg, RemoteTable *rt)
+{
+	ListCell   *lc;
+
+	foreach(lc, cfg->key_columns)
+		require_remote_column(rt, lfirst(lc), "key column");
+	cfg->cursor_kind = CURSOR_NONE;
+	if (cfg->cursor_column)
+		cfg->cursor_kind = cursor_kind_of(require_remote_column(rt, cfg->cursor_column,
+																"cursor column"));
+	if (cfg->event_column)
+		require_temporal(require_remote_column(rt, cfg->event_column, "event column"),
+						 "event column");
+
+	if (cfg->initial_chunk && cfg->cursor_kind == CURSOR_INTEGER)
 		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("table \"%s\" is already registered with treble_sync", cfg.name),
-				 errhint("Pass name => '...' to register it again under another name.")));
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("initial_chunk needs a timestamp cursor"),
+				 errdetail("Cursor column \"%s\" holds integers.", cfg->cursor_column)));
 
-	/* the server must be one of ours, usable by the caller, with a mapping */
-	server = GetForeignServerByName(NameStr(*PG_GETARG_NAME(1)), false);
-	fdw = GetForeignDataWrapper(server->fdwid);
+	if (cfg->cursor_overlap)
+	{
+		bool		negative;
+
+		if (cfg->cursor_kind == CURSOR_INTEGER)
+		{
+			char	   *end;
+			int64		n;
+
+			errno = 0;
+			n = strtoi64(cfg->cursor_overlap, &end, 10);
+			if (errno != 0 || end == cfg->cursor_overlap || *end != '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("cursor_overlap must be a number for integer cursor \"%s\", not \"%s\"",
+								cfg->cursor_column, cfg->cursor_overlap)));
+			negative = n < 0;
+		}
+		else
+			negative = interval_not_positive(DatumGetIntervalP(DirectFunctionCall3(interval_in,
+																				   CStringGetDatum(cfg->cursor_overlap),
+																				   ObjectIdGetDatum(InvalidOid),
+																				   Int32GetDatum(-1))),
+											 false);
+		if (negative)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cursor_overlap must not be negative")));
+	}
+}
+
+/*
+ * Checks of an existing local table: it holds the synced columns with a
+ * unique index on the key, and can take parallel chunks if asked to.
+ */
+static void
+check_local_table(TableConfig *cfg)
+{
+	SchemaCheckLocalTable(cfg->local_relid, cfg->columns, cfg->key_columns);
+	if (cfg->parallel > 1 && get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("parallel chunk loads need a local table that is not partitioned"),
+				 errdetail("A partitioned table has no unique index on the key alone, which concurrent chunks rely on."),
+				 errhint("Use parallel => 1: the chunks are then loaded one after another.")));
+}
+
+/* The server of a registration: ours, usable by the caller, with a mapping. */
+static ForeignServer *
+usable_server(const char *name, UserMapping **mapping)
+{
+	ForeignServer *server = GetForeignServerByName(name, false);
+	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
+	AclResult	aclresult;
+
 	if (strcmp(fdw->fdwname, TREBLE_SYNC_EXTENSION) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -252,32 +326,101 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
-	mapping = OdbcLookupUserMapping(GetUserId(), server);
-	cfg.server_name = server->servername;
+	*mapping = OdbcLookupUserMapping(GetUserId(), server);
+	return server;
+}
 
-	/* what the warehouse says the table looks like */
-	conn = OdbcConnect(server, mapping);
-	rt = SchemaDescribeRemote(conn, cfg.remote_schema, cfg.remote_table);
-	if (PG_ARGISNULL(2))
+/* What the warehouse says a registration's table looks like. */
+static RemoteTable *
+describe_remote(TableConfig *cfg, bool default_key)
+{
+	UserMapping *mapping;
+	ForeignServer *server = usable_server(cfg->server_name, &mapping);
+	OdbcConn   *conn = OdbcConnect(server, mapping);
+	RemoteTable *rt = SchemaDescribeRemote(conn, cfg->remote_schema, cfg->remote_table);
+
+	cfg->server_name = server->servername;
+	if (default_key)
 	{
-		cfg.key_columns = SchemaRemotePrimaryKey(conn, rt);
-		if (cfg.key_columns == NIL)
+		cfg->key_columns = SchemaRemotePrimaryKey(conn, rt);
+		if (cfg->key_columns == NIL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("warehouse table \"%s\" has no primary key", remote_input),
+					 errmsg("warehouse table \"%s\" has no primary key",
+							cfg->remote_schema ? psprintf("%s.%s", cfg->remote_schema, cfg->remote_table) :
+							cfg->remote_table),
 					 errhint("Name the business key: key_columns => '{deployment_id}'.")));
 	}
-	else
-		cfg.key_columns = names_from_array(PG_GETARG_ARRAYTYPE_P(2), "key_columns");
 	OdbcDisconnect(conn);
+	return rt;
+}
 
-	foreach(lc, cfg.key_columns)
-		require_remote_column(rt, lfirst(lc), "key column");
-	require_temporal(require_remote_column(rt, cfg.cursor_column, "cursor column"),
-					 "cursor column");
-	if (cfg.event_column)
-		require_temporal(require_remote_column(rt, cfg.event_column, "event column"),
-						 "event column");
+/* Error unless the caller owns the registration's local table. */
+static void
+require_owner(TableConfig *cfg)
+{
+	char	   *relname = get_rel_name(cfg->local_relid);
+
+	if (relname != NULL && !pg_class_ownercheck(cfg->local_relid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table %s to change the registration \"%s\"",
+						relname, cfg->name)));
+}
+
+/*
+ * add_table(remote_table, server, key_columns, event_column, cursor_column,
+ *			 hot_window, local_table, name, initial_chunk, parallel, mode,
+ *			 cursor_overlap)
+ */
+PG_FUNCTION_INFO_V1(treble_sync_add_table);
+
+Datum
+treble_sync_add_table(PG_FUNCTION_ARGS)
+{
+	TableConfig cfg;
+	char	   *remote_input;
+	RemoteTable *rt;
+	ListCell   *lc;
+	char	   *local_schema = NULL;
+	char	   *local_name;
+	char	   *other;
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("remote_table and server are required")));
+	if (PG_ARGISNULL(5))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("hot_window must not be NULL"),
+				 errhint("Use '0 days' for no hot window.")));
+
+	remote_input = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	split_remote_name(remote_input, &cfg.remote_schema, &cfg.remote_table);
+	cfg.name = PG_ARGISNULL(7) ? remote_input : text_to_cstring(PG_GETARG_TEXT_PP(7));
+	cfg.server_name = NameStr(*PG_GETARG_NAME(1));
+	cfg.cursor_column = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	cfg.event_column = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	cfg.hot_window = PG_GETARG_INTERVAL_P(5);
+	cfg.initial_chunk = PG_ARGISNULL(8) ? NULL : PG_GETARG_INTERVAL_P(8);
+	cfg.parallel = PG_ARGISNULL(9) ? 1 : PG_GETARG_INT32(9);
+	cfg.mode = PG_ARGISNULL(10) ? SYNC_UPSERT : CatalogParseMode(text_to_cstring(PG_GETARG_TEXT_PP(10)));
+	cfg.cursor_overlap = PG_ARGISNULL(11) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(11));
+	cfg.enabled = true;
+	check_options(&cfg);
+
+	if (CatalogGetTable(cfg.name, true) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("table \"%s\" is already registered with treble_sync", cfg.name),
+				 errhint("Pass name => '...' to register it again under another name.")));
+
+	rt = describe_remote(&cfg, PG_ARGISNULL(2));
+	if (!PG_ARGISNULL(2))
+		cfg.key_columns = names_from_array(PG_GETARG_ARRAYTYPE_P(2), "key_columns");
+	check_against_warehouse(&cfg, rt);
 	foreach(lc, rt->columns)
 		cfg.columns = lappend(cfg.columns, ((RemoteColumn *) lfirst(lc))->name);
 
@@ -308,23 +451,147 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("local table \"%s\" already receives table \"%s\"", local_name, other),
 					 errhint("Give this registration its own local_table.")));
-		SchemaCheckLocalTable(cfg.local_relid, cfg.columns, cfg.key_columns);
-		if (cfg.parallel > 1 && get_rel_relkind(cfg.local_relid) == RELKIND_PARTITIONED_TABLE)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("parallel chunk loads need a local table that is not partitioned"),
-					 errdetail("A partitioned table has no unique index on the key alone, which concurrent chunks rely on."),
-					 errhint("Use parallel => 1: the chunks are then loaded one after another.")));
+		check_local_table(&cfg);
 	}
 	else
 		cfg.local_relid = SchemaCreateLocalTable(local_schema, local_name, rt,
 												 cfg.key_columns, cfg.event_column);
 
-	if (cfg.event_column == NULL)
+	if (cfg.event_column == NULL && cfg.mode == SYNC_UPSERT)
 		ereport(NOTICE,
 				(errmsg("table \"%s\" has no event_column: rows removed in the warehouse will stay in the copy", cfg.name),
 				 errhint("Pass event_column => 'scheduled_at' (or created_at) to refresh a hot window each cycle.")));
 
-	row = CatalogInsertTable(&cfg, GetUserId());
-	PG_RETURN_DATUM(row);
+	PG_RETURN_DATUM(CatalogInsertTable(&cfg, GetUserId()));
+}
+
+/* A text option of alter_table: NULL keeps the value, '' clears it. */
+static char *
+text_option(FunctionCallInfo fcinfo, int arg, char *current)
+{
+	char	   *value;
+
+	if (PG_ARGISNULL(arg))
+		return current;
+	value = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+	return value[0] == '\0' ? NULL : value;
+}
+
+/* Do two optional names differ? */
+static bool
+names_differ(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/*
+ * alter_table(name, enabled, mode, key_columns, event_column, cursor_column,
+ *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name)
+ *
+ * Changes options of a registration, checked as add_table checks them.  A
+ * new cursor column or mode drops the watermark: the next cycle is a first
+ * sync again.  The server, warehouse table and local table stay: for
+ * another of those, remove the registration and add it again.
+ */
+PG_FUNCTION_INFO_V1(treble_sync_alter_table);
+
+Datum
+treble_sync_alter_table(PG_FUNCTION_ARGS)
+{
+	TableConfig *cfg;
+	TableConfig before;
+	RemoteTable *rt;
+	ListCell   *lc;
+	bool		reset;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name must not be NULL")));
+	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	require_owner(cfg);
+	before = *cfg;
+
+	if (!PG_ARGISNULL(1))
+		cfg->enabled = PG_GETARG_BOOL(1);
+	if (!PG_ARGISNULL(2))
+		cfg->mode = CatalogParseMode(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	if (!PG_ARGISNULL(3))
+		cfg->key_columns = names_from_array(PG_GETARG_ARRAYTYPE_P(3), "key_columns");
+	cfg->event_column = text_option(fcinfo, 4, cfg->event_column);
+	cfg->cursor_column = text_option(fcinfo, 5, cfg->cursor_column);
+	cfg->cursor_overlap = text_option(fcinfo, 6, cfg->cursor_overlap);
+	if (!PG_ARGISNULL(7))
+		cfg->hot_window = PG_GETARG_INTERVAL_P(7);
+	if (!PG_ARGISNULL(8))
+		cfg->initial_chunk = interval_not_positive(PG_GETARG_INTERVAL_P(8), true) &&
+			!interval_not_positive(PG_GETARG_INTERVAL_P(8), false) ?
+			NULL : PG_GETARG_INTERVAL_P(8); /* '0' clears it */
+	if (!PG_ARGISNULL(9))
+		cfg->parallel = PG_GETARG_INT32(9);
+	if (!PG_ARGISNULL(10))
+	{
+		cfg->name = text_to_cstring(PG_GETARG_TEXT_PP(10));
+		if (strcmp(cfg->name, before.name) != 0 && CatalogGetTable(cfg->name, true) != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("table \"%s\" is already registered with treble_sync", cfg->name)));
+	}
+	check_options(cfg);
+
+	/* names must still be warehouse columns of the synced set */
+	rt = describe_remote(cfg, false);
+	check_against_warehouse(cfg, rt);
+	foreach(lc, list_concat(list_copy(cfg->key_columns),
+							list_make2(cfg->cursor_column, cfg->event_column)))
+	{
+		char	   *col = lfirst(lc);
+
+		if (col && !SchemaListHasName(cfg->columns, col))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("column \"%s\" is not synced into the local table of \"%s\"",
+							col, cfg->name),
+					 errhint("Remove the registration and add it again to sync new columns.")));
+	}
+	if (get_rel_name(cfg->local_relid) != NULL)
+		check_local_table(cfg);
+
+	reset = before.mode != cfg->mode || before.cursor_kind != cfg->cursor_kind ||
+		names_differ(before.cursor_column, cfg->cursor_column);
+	PG_RETURN_DATUM(CatalogUpdateTable(cfg, reset));
+}
+
+/*
+ * remove_table(name, drop_local): unregister a table.  Its run log stays;
+ * with drop_local the local table is dropped too (RESTRICT: views on it
+ * make that an error, and nothing is removed).
+ */
+PG_FUNCTION_INFO_V1(treble_sync_remove_table);
+
+Datum
+treble_sync_remove_table(PG_FUNCTION_ARGS)
+{
+	TableConfig *cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	bool		drop_local = PG_GETARG_BOOL(1);
+	char	   *relname = get_rel_name(cfg->local_relid);
+
+	require_owner(cfg);
+	if (!WorkerTryLockTable(cfg->table_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("a cycle of \"%s\" is running", cfg->name),
+				 errhint("Wait for it to end, or cancel it: SELECT pg_cancel_backend(worker_pid) FROM treble_sync.progress WHERE table_name = '%s';",
+						 cfg->name)));
+	CatalogDeleteTable(cfg->table_id);
+	if (drop_local && relname != NULL)
+	{
+		ObjectAddress obj;
+
+		ObjectAddressSet(obj, RelationRelationId, cfg->local_relid);
+		performDeletion(&obj, DROP_RESTRICT, 0);
+	}
+	PG_RETURN_VOID();
 }

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * sync.c
- *	  sync_table() and sync_all(): the SQL entry points that run cycles.
+ *	  sync_table(), sync_all() and resync(): the SQL entry points that run
+ *	  cycles.
  *
  * They run in the caller's session, check what can be checked there (so
  * bad input is a clear error, not a failed run), start the cycle in a
@@ -51,13 +52,35 @@ treble_sync_sync_table(PG_FUNCTION_ARGS)
 	require_read_committed("sync_table()");
 	cfg = CatalogGetTable(name, false);
 	(void) CyclePrecheck(cfg, NULL);
-	run_id = WorkerRunCycle(cfg->table_id);
+	run_id = WorkerRunCycle(cfg->table_id, false);
 	PG_RETURN_DATUM(CatalogRunRow(run_id));
 }
 
 /*
- * sync_all(): one cycle of every enabled table, one after another.  A
- * table whose cycle fails is logged as failed and the others go on.
+ * resync(name): pull the whole table again (up to a fresh cut) and make
+ * the copy equal to it in one transaction; readers see the old rows until
+ * it commits.  Returns the run-log row.
+ */
+PG_FUNCTION_INFO_V1(treble_sync_resync);
+
+Datum
+treble_sync_resync(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	TableConfig *cfg;
+	int64		run_id;
+
+	require_read_committed("resync()");
+	cfg = CatalogGetTable(name, false);
+	(void) CyclePrecheck(cfg, NULL);
+	run_id = WorkerRunCycle(cfg->table_id, true);
+	PG_RETURN_DATUM(CatalogRunRow(run_id));
+}
+
+/*
+ * sync_all(server): one cycle of every enabled table, or of those of one
+ * server, treble_sync.max_parallel at a time.  A table whose cycle fails
+ * is logged as failed and the others go on.
  */
 PG_FUNCTION_INFO_V1(treble_sync_sync_all);
 
@@ -67,18 +90,23 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ListCell   *lc;
 	List	   *ids;
+	char	   *server = NULL;
 
 	require_read_committed("sync_all()");
-	InitMaterializedSRF(fcinfo, 0);
-	ids = CatalogEnabledTableIds();
-	foreach(lc, ids)
+	if (!PG_ARGISNULL(0))
 	{
-		int64		run_id;
+		server = pstrdup(NameStr(*PG_GETARG_NAME(0)));
+		(void) GetForeignServerByName(server, false);	/* a typo is an error */
+	}
+	InitMaterializedSRF(fcinfo, 0);
+	ids = CatalogEnabledTableIds(server);
+	foreach(lc, WorkerRunCycles(ids, treble_sync_max_parallel))
+	{
+		int64		run_id = *(int64 *) lfirst(lc);
 		HeapTupleHeader row;
 		HeapTupleData tuple;
 
 		CHECK_FOR_INTERRUPTS();
-		run_id = WorkerRunCycle(lfirst_int(lc));
 		row = DatumGetHeapTupleHeader(CatalogRunRow(run_id));
 		tuple.t_len = HeapTupleHeaderGetDatumLength(row);
 		ItemPointerSetInvalid(&tuple.t_self);

@@ -23,6 +23,9 @@ void		_PG_init(void);
 /* treble_sync.progress_notices: sync_table() reports progress as NOTICEs */
 bool		treble_sync_progress_notices = false;
 
+/* treble_sync.max_parallel: cycles sync_all() runs at once */
+int			treble_sync_max_parallel = 2;
+
 /*
  * Define the settings, and claim the GUC prefix so that a misspelt
  * treble_sync.* setting is an error rather than an ignored placeholder.
@@ -39,5 +42,14 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("treble_sync.max_parallel",
+							"How many cycles sync_all() runs at once.",
+							"Each runs in a background worker of its own "
+							"(max_worker_processes).",
+							&treble_sync_max_parallel,
+							2, 1, 64,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

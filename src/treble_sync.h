@@ -35,6 +35,24 @@
  * A registered table, as read from treble_sync.tables.
  * ------------------------------------------------------------------------
  */
+typedef enum SyncMode
+{
+	SYNC_UPSERT,				/* the five-step cycle */
+	SYNC_APPEND,				/* insert rows past the watermark, rewrite nothing */
+	SYNC_SNAPSHOT				/* pull everything, make the copy equal */
+} SyncMode;
+
+/*
+ * What the cursor column holds.  Cursor values (the cut, the watermark)
+ * are int64 either way: a Timestamp is one.
+ */
+typedef enum CursorKind
+{
+	CURSOR_NONE,				/* a snapshot table without a cursor */
+	CURSOR_TIMESTAMP,
+	CURSOR_INTEGER
+} CursorKind;
+
 typedef struct TableConfig
 {
 	int32		table_id;
@@ -45,7 +63,10 @@ typedef struct TableConfig
 	Oid			local_relid;
 	List	   *key_columns;	/* of char *, in key order */
 	List	   *columns;		/* of char *, every synced column */
-	char	   *cursor_column;
+	SyncMode	mode;
+	CursorKind	cursor_kind;
+	char	   *cursor_overlap;	/* an interval or a number, as text; NULL: none */
+	char	   *cursor_column;	/* NULL only for a snapshot table */
 	char	   *event_column;	/* NULL: no hot window */
 	Interval   *hot_window;
 	Interval   *initial_chunk;	/* NULL: the first sync is one transaction */
@@ -86,13 +107,14 @@ typedef struct OdbcConn OdbcConn;
 /* A parameter bound to a remote statement. */
 typedef enum OdbcParamKind
 {
-	ODBC_PARAM_TIMESTAMP
+	ODBC_PARAM_TIMESTAMP,		/* value is a Timestamp */
+	ODBC_PARAM_INT64
 } OdbcParamKind;
 
 typedef struct OdbcParam
 {
 	OdbcParamKind kind;
-	Timestamp	ts;
+	int64		value;
 } OdbcParam;
 
 extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping);
@@ -166,7 +188,7 @@ extern CatalogUser CatalogBecomeOwner(void);
 extern void CatalogRestoreUser(CatalogUser saved);
 extern TableConfig *CatalogGetTable(const char *name, bool missing_ok);
 extern TableConfig *CatalogGetTableById(int32 table_id);
-extern List *CatalogEnabledTableIds(void);
+extern List *CatalogEnabledTableIds(const char *server);
 extern int64 CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner);
 extern int	CatalogFailStaleRuns(TableConfig *cfg);
 extern void CatalogFinishRun(int64 run_id, CycleResult *result);
@@ -182,6 +204,12 @@ extern void CatalogFinishChunk(int32 table_id, int chunk, int64 run_id, CycleRes
 extern void CatalogChunkFailed(int32 table_id, int chunk, const char *error);
 extern void CatalogLoadState(int32 table_id, int *chunks, int *done, char **first_error);
 extern void CatalogEndLoad(int32 table_id);
+extern const char *CatalogModeName(SyncMode mode);
+extern SyncMode CatalogParseMode(const char *name);
+extern const char *CatalogCursorKindName(CursorKind kind);
+extern CursorKind CatalogParseCursorKind(const char *name);
+extern Datum CatalogUpdateTable(TableConfig *cfg, bool reset);
+extern void CatalogDeleteTable(int32 table_id);
 
 /* ------------------------------------------------------------------------
  * schema.c
@@ -228,7 +256,10 @@ extern void StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn,
  * ------------------------------------------------------------------------
  */
 extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
-extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, Timestamp *cut);
+extern void CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
+extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut);
+extern char *CycleFormatCursor(TableConfig *cfg, int64 value);
+extern int64 CycleParseCursor(TableConfig *cfg, const char *text);
 extern Timestamp CycleWindowBound(TableConfig *cfg, Timestamp cut);
 extern const char *CycleChunkColumn(TableConfig *cfg);
 extern Timestamp CycleLoadEnd(TableConfig *cfg, Timestamp cut);
@@ -285,12 +316,15 @@ extern const char *ProgressPhaseName(ProgressPhaseCode phase);
  * ------------------------------------------------------------------------
  */
 extern bool treble_sync_progress_notices;
+extern int	treble_sync_max_parallel;
 
 /* ------------------------------------------------------------------------
  * worker.c
  * ------------------------------------------------------------------------
  */
-extern int64 WorkerRunCycle(int32 table_id);
+extern int64 WorkerRunCycle(int32 table_id, bool full);
+extern List *WorkerRunCycles(List *table_ids, int max_parallel);
+extern bool WorkerTryLockTable(int32 table_id);
 extern List *WorkerStartChunkHelpers(TableConfig *cfg, int64 run_id, int n);
 extern void WorkerWaitChunkHelpers(List *handles);
 extern void WorkerStopChunkHelpers(List *handles);

@@ -54,6 +54,7 @@ typedef struct WorkerSlot
 	Oid			session_user_id;
 	Oid			user_id;
 	int32		table_id;
+	bool		full;			/* resync(): pull everything, make the copy equal */
 	int64		run_id;			/* set by the worker once its run row exists */
 	ProgressState progress;		/* the worker's progress, for NOTICEs */
 } WorkerSlot;
@@ -99,6 +100,20 @@ worker_sigint(SIGNAL_ARGS)
 {
 	StatementCancelHandler(postgres_signal_arg);
 	OdbcCancelRemoteCall();
+}
+
+/*
+ * Take a table's cycle lock until the end of the transaction, if no cycle
+ * holds it: remove_table() must not pull a registration from under one.
+ */
+bool
+WorkerTryLockTable(int32 table_id)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, CYCLE_LOCK_SPACE, (uint32) table_id,
+						 CYCLE_LOCK_KIND);
+	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
 }
 
 /* If the waiting caller errors out or is terminated, stop its worker too. */
@@ -165,28 +180,34 @@ wait_for_worker(BackgroundWorkerHandle *handle, WorkerSlot *slot)
 	}
 }
 
-/*
- * Run one cycle of a table in a background worker and wait for it.
- * Returns the run id of its run-log row.
- */
-int64
-WorkerRunCycle(int32 table_id)
+/* A cycle's worker, as its caller tracks it. */
+typedef struct WorkerRun
 {
+	int32		table_id;
 	dsm_segment *seg;
 	WorkerSlot *slot;
-	BackgroundWorker bgw;
 	BackgroundWorkerHandle *handle;
-	BgwHandleStatus status;
-	pid_t		pid;
+	bool		running;
 	int64		run_id;
+} WorkerRun;
 
-	seg = dsm_create(sizeof(WorkerSlot), 0);
-	slot = dsm_segment_address(seg);
-	slot->database_id = MyDatabaseId;
-	slot->session_user_id = GetSessionUserId();
-	slot->user_id = GetUserId();
-	slot->table_id = table_id;
-	slot->run_id = 0;
+/*
+ * Start the worker of one cycle (full: a resync).  False if no background
+ * worker slot is free.
+ */
+static bool
+start_worker(WorkerRun *run, bool full)
+{
+	BackgroundWorker bgw;
+
+	run->seg = dsm_create(sizeof(WorkerSlot), 0);
+	run->slot = dsm_segment_address(run->seg);
+	memset(run->slot, 0, sizeof(WorkerSlot));
+	run->slot->database_id = MyDatabaseId;
+	run->slot->session_user_id = GetSessionUserId();
+	run->slot->user_id = GetUserId();
+	run->slot->table_id = run->table_id;
+	run->slot->full = full;
 
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -194,43 +215,176 @@ WorkerRunCycle(int32 table_id)
 	bgw.bgw_restart_time = BGW_NEVER_RESTART;
 	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "treble_sync");
 	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "treble_sync_worker_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "treble_sync cycle of table id %d", table_id);
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "treble_sync cycle of table id %d", run->table_id);
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "treble_sync worker");
-	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
+	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(run->seg));
 	bgw.bgw_notify_pid = MyProcPid;
 
-	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+	if (!RegisterDynamicBackgroundWorker(&bgw, &run->handle))
+	{
+		dsm_detach(run->seg);
+		run->seg = NULL;
+		return false;
+	}
+	run->running = true;
+	return true;
+}
+
+/*
+ * After a worker exited: collect its run id (0 if it never logged a run),
+ * and fail its run if it could not record its end (SIGKILL, crash).
+ */
+static int64
+finish_worker(WorkerRun *run)
+{
+	run->run_id = run->slot->run_id;
+	run->running = false;
+	dsm_detach(run->seg);
+	run->seg = NULL;
+	if (run->run_id != 0 && CatalogRunIsRunning(run->run_id))
+		CatalogFailRun(run->run_id, "the worker exited before finishing the cycle; nothing of it was applied");
+	return run->run_id;
+}
+
+/*
+ * Run one cycle of a table in a background worker and wait for it (full:
+ * resync the table).  Returns the run id of its run-log row.
+ */
+int64
+WorkerRunCycle(int32 table_id, bool full)
+{
+	WorkerRun	run;
+	BgwHandleStatus status;
+	pid_t		pid;
+
+	memset(&run, 0, sizeof(run));
+	run.table_id = table_id;
+	if (!start_worker(&run, full))
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("could not start a treble_sync worker"),
 				 errhint("All background worker slots are in use: raise max_worker_processes, or run fewer cycles at once.")));
 
-	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(handle));
+	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
 	{
-		status = WaitForBackgroundWorkerStartup(handle, &pid);
+		status = WaitForBackgroundWorkerStartup(run.handle, &pid);
 		if (status == BGWH_STARTED)
-			status = wait_for_worker(handle, slot);
+			status = wait_for_worker(run.handle, run.slot);
 	}
-	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(handle));
+	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
 
 	if (status == BGWH_POSTMASTER_DIED)
 		ereport(ERROR,
 				(errcode(ERRCODE_ADMIN_SHUTDOWN),
 				 errmsg("postmaster exited during a treble_sync cycle")));
-
-	run_id = slot->run_id;
-	dsm_detach(seg);
-
-	if (run_id == 0)
+	if (finish_worker(&run) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("the treble_sync worker exited before starting the cycle"),
 				 errhint("The server log has the worker's error.")));
+	return run.run_id;
+}
 
-	/* a worker killed hard (SIGKILL, crash) could not record its end */
-	if (CatalogRunIsRunning(run_id))
-		CatalogFailRun(run_id, "the worker exited before finishing the cycle; nothing of it was applied");
-	return run_id;
+/* The runs of WorkerRunCycles(), for the cleanup of an interrupted wait. */
+typedef struct WorkerRunSet
+{
+	WorkerRun  *runs;
+	int			n;
+} WorkerRunSet;
+
+/* If the caller of sync_all() stops waiting, stop the running workers. */
+static void
+terminate_workers_on_exit(int code, Datum arg)
+{
+	WorkerRunSet *set = (WorkerRunSet *) DatumGetPointer(arg);
+
+	for (int i = 0; i < set->n; i++)
+		if (set->runs[i].running)
+			TerminateBackgroundWorker(set->runs[i].handle);
+}
+
+/*
+ * Run one cycle of each table, at most max_parallel at a time, each in a
+ * worker of its own; one table's failure does not stop the others.
+ * Returns the run ids, in the order of table_ids (a table whose worker
+ * never logged a run is left out, with a WARNING).
+ */
+List *
+WorkerRunCycles(List *table_ids, int max_parallel)
+{
+	WorkerRunSet set;
+	volatile int next = 0;
+	volatile int active = 0;
+	List	   *run_ids;
+
+	set.n = list_length(table_ids);
+	set.runs = palloc0(sizeof(WorkerRun) * Max(set.n, 1));
+	for (int i = 0; i < set.n; i++)
+		set.runs[i].table_id = list_nth_int(table_ids, i);
+
+	PG_ENSURE_ERROR_CLEANUP(terminate_workers_on_exit, PointerGetDatum(&set));
+	{
+		for (;;)
+		{
+			/* start what may start; with no slot free, wait for one */
+			while (active < max_parallel && next < set.n)
+			{
+				if (!start_worker(&set.runs[next], false))
+				{
+					if (active == 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+								 errmsg("could not start a treble_sync worker"),
+								 errhint("All background worker slots are in use: raise max_worker_processes, or lower treble_sync.max_parallel.")));
+					break;
+				}
+				next++;
+				active++;
+			}
+			if (active == 0)
+				break;
+
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 1000L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+
+			for (int i = 0; i < next; i++)
+			{
+				pid_t		pid;
+				WorkerRun  *run = &set.runs[i];
+
+				if (!run->running)
+					continue;
+				switch (GetBackgroundWorkerPid(run->handle, &pid))
+				{
+					case BGWH_STOPPED:
+						if (finish_worker(run) == 0)
+							ereport(WARNING,
+									(errmsg("the treble_sync worker of table id %d exited before starting its cycle",
+											run->table_id),
+									 errhint("The server log has the worker's error.")));
+						active--;
+						break;
+					case BGWH_POSTMASTER_DIED:
+						ereport(ERROR,
+								(errcode(ERRCODE_ADMIN_SHUTDOWN),
+								 errmsg("postmaster exited during treble_sync cycles")));
+						break;
+					default:
+						break;
+				}
+			}
+		}
+	}
+	PG_END_ENSURE_ERROR_CLEANUP(terminate_workers_on_exit, PointerGetDatum(&set));
+
+	/* a List of pointers to the int64 run ids */
+	run_ids = NIL;
+	for (int i = 0; i < set.n; i++)
+		if (set.runs[i].run_id != 0)
+			run_ids = lappend(run_ids, &set.runs[i].run_id);
+	return run_ids;
 }
 
 /* The text kept in the run log for an error: message, detail, context. */
@@ -314,6 +468,19 @@ connect_for(TableConfig *cfg, MemoryContext cxt)
 	SetConfigOption("maintenance_work_mem", WORKER_MAINTENANCE_WORK_MEM, PGC_USERSET,
 					PGC_S_SESSION);
 
+	/*
+	 * A cycle must cost what it pulled, not the size of the copy: plan the
+	 * joins of the staged rows with the copy as probes of the copy's key
+	 * index, never as a hash or merge join that reads the whole copy (which
+	 * the planner prefers for a large pull, and whenever the copy's
+	 * statistics lag behind).  The staged rows have a key index too, so the
+	 * window refresh probes them the same way.  JIT compilation only adds
+	 * memory and start-up time to these statements.
+	 */
+	SetConfigOption("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("jit", "off", PGC_USERSET, PGC_S_SESSION);
+
 	old = MemoryContextSwitchTo(cxt);
 	conn = OdbcConnect(server, mapping);
 	MemoryContextSwitchTo(old);
@@ -340,7 +507,12 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		ProgressStart(cfg->table_id, slot->run_id, cfg->local_relid, &slot->progress);
 
 		conn = connect_for(cfg, cxt);
-		if (cfg->watermark == NULL && (cfg->initial_chunk != NULL || cfg->load_cut != NULL))
+		if (slot->full)
+		{
+			CycleRunFull(cfg, conn, &result);
+			CatalogEndLoad(cfg->table_id);	/* a first load in progress is moot */
+		}
+		else if (cfg->watermark == NULL && (cfg->initial_chunk != NULL || cfg->load_cut != NULL))
 			LoadRun(cfg, conn, slot->run_id, &result);
 		else
 			CycleRun(cfg, conn, &result);
