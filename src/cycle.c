@@ -341,9 +341,10 @@ index_stage(TableConfig *cfg)
 static void
 dedup_stage(TableConfig *cfg)
 {
-	const char *cur = quote_identifier(cfg->cursor_column);
 	const char *keys = local_column_list(cfg->key_columns, NULL);
-	char	   *sql;
+	const char *by_text = "(t::text OPERATOR(pg_catalog.>) s::text"
+		" OR (t::text OPERATOR(pg_catalog.=) s::text AND t.ctid OPERATOR(pg_catalog.>) s.ctid))";
+	char	   *newer;
 
 	if (count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1"
 						   " FROM pg_temp.treble_sync_stage GROUP BY %s"
@@ -351,16 +352,23 @@ dedup_stage(TableConfig *cfg)
 						   keys)) == 0)
 		return;
 
-	sql = psprintf("DELETE FROM pg_temp.treble_sync_stage s WHERE EXISTS ("
-				   "SELECT 1 FROM pg_temp.treble_sync_stage t WHERE %s"
-				   " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid"
-				   " AND (t.%s OPERATOR(pg_catalog.>) s.%s"
-				   "  OR (t.%s OPERATOR(pg_catalog.=) s.%s"
-				   "   AND (t::text OPERATOR(pg_catalog.>) s::text"
-				   "    OR (t::text OPERATOR(pg_catalog.=) s::text"
-				   "     AND t.ctid OPERATOR(pg_catalog.>) s.ctid)))))",
-				   key_join(cfg->key_columns, "t", "s"), cur, cur, cur, cur);
-	run_sql(sql, 0, NULL, NULL, SPI_OK_DELETE);
+	/* t is newer than s: a greater cursor, then a greater text (no cursor: text) */
+	if (cfg->cursor_column)
+	{
+		const char *cur = quote_identifier(cfg->cursor_column);
+
+		newer = psprintf("(t.%s OPERATOR(pg_catalog.>) s.%s"
+						 " OR (t.%s OPERATOR(pg_catalog.=) s.%s AND %s))",
+						 cur, cur, cur, cur, by_text);
+	}
+	else
+		newer = pstrdup(by_text);
+
+	run_sql(psprintf("DELETE FROM pg_temp.treble_sync_stage s WHERE EXISTS ("
+					 "SELECT 1 FROM pg_temp.treble_sync_stage t WHERE %s"
+					 " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid AND %s)",
+					 key_join(cfg->key_columns, "t", "s"), newer),
+			0, NULL, NULL, SPI_OK_DELETE);
 }
 
 /*
