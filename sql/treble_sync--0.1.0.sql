@@ -29,6 +29,9 @@ CREATE TABLE treble_sync.tables (
     hot_window    interval NOT NULL DEFAULT '3 days' CHECK (hot_window >= '0'),
     initial_chunk interval CHECK (initial_chunk > '0'),
     parallel      integer NOT NULL DEFAULT 1 CHECK (parallel BETWEEN 1 AND 16),
+    login_timeout integer CHECK (login_timeout BETWEEN 0 AND 86400),
+    query_timeout integer CHECK (query_timeout BETWEEN 0 AND 86400),
+    max_retries   integer CHECK (max_retries BETWEEN 0 AND 10),
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
     load_cut      text,
@@ -56,6 +59,8 @@ CREATE TABLE treble_sync.runs (
     rows_updated    bigint NOT NULL DEFAULT 0,
     rows_deleted    bigint NOT NULL DEFAULT 0,
     bytes_pulled    bigint NOT NULL DEFAULT 0,
+    attempts        integer NOT NULL DEFAULT 1,
+    cut             text,
     error           text,
     worker_pid      integer,
     run_by          regrole
@@ -138,7 +143,10 @@ CREATE FUNCTION treble_sync.add_table(
     initial_chunk interval DEFAULT NULL,
     parallel      integer  DEFAULT 1,
     mode          text     DEFAULT 'upsert',
-    cursor_overlap text    DEFAULT NULL)
+    cursor_overlap text    DEFAULT NULL,
+    login_timeout integer  DEFAULT NULL,
+    query_timeout integer  DEFAULT NULL,
+    max_retries   integer  DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -177,7 +185,10 @@ CREATE FUNCTION treble_sync.alter_table(
     hot_window    interval DEFAULT NULL,
     initial_chunk interval DEFAULT NULL,
     parallel      integer  DEFAULT NULL,
-    new_name      text     DEFAULT NULL)
+    new_name      text     DEFAULT NULL,
+    login_timeout integer  DEFAULT NULL,
+    query_timeout integer  DEFAULT NULL,
+    max_retries   integer  DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_alter_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -190,3 +201,256 @@ AS 'MODULE_PATHNAME', 'treble_sync_remove_table'
 LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION treble_sync.remove_table IS
     'unregister a table (its run log stays); with drop_local, drop the local copy too';
+
+-- ---------------------------------------------------------------------------
+-- Watching the copies: incidents and events, status, metrics, schedules.
+-- ---------------------------------------------------------------------------
+
+-- Open and closed incidents: a table failing, or its copy getting stale.
+-- One NOTIFY when an incident opens and one when it closes, however many
+-- cycles it lasts.
+CREATE TABLE treble_sync.incidents (
+    incident_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_id    integer NOT NULL REFERENCES treble_sync.tables ON DELETE CASCADE,
+    kind        text NOT NULL CHECK (kind IN ('failing', 'stale')),
+    opened_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    opened_by   bigint,          -- the run that opened it
+    closed_at   timestamptz,
+    closed_by   bigint
+);
+CREATE UNIQUE INDEX incidents_open_idx ON treble_sync.incidents (table_id, kind)
+    WHERE closed_at IS NULL;
+COMMENT ON TABLE treble_sync.incidents IS 'failing and stale periods of each table, one NOTIFY at each end';
+REVOKE ALL ON treble_sync.incidents FROM PUBLIC;
+GRANT SELECT ON treble_sync.incidents TO PUBLIC;
+
+-- The watermark of a table as a point in time: the cut is the warehouse's
+-- wall-clock time in the server's timezone option (UTC by default).  NULL
+-- for an integer cursor or before the first cycle.
+CREATE FUNCTION treble_sync.watermark_time(t treble_sync.tables)
+RETURNS timestamptz LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN t.cursor_kind = 'timestamp' AND t.watermark IS NOT NULL
+                THEN t.watermark::timestamp AT TIME ZONE coalesce(
+                    (SELECT split_part(o, '=', 2) FROM pg_foreign_server s,
+                            unnest(s.srvoptions) o
+                     WHERE s.srvname = t.server_name AND o LIKE 'timezone=%'), 'UTC')
+           END
+$$;
+
+-- How old the copy is: now minus the watermark, or for a table whose
+-- watermark is not a time, now minus the end of its last successful run.
+CREATE FUNCTION treble_sync.freshness(t treble_sync.tables)
+RETURNS interval LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT now() - coalesce(treble_sync.watermark_time(t),
+        (SELECT max(r.finished_at) FROM treble_sync.runs r
+         WHERE r.table_name = t.name AND r.status IN ('success', 'empty')))
+$$;
+
+-- Open or close a table's incident of one kind; NOTIFY treble_sync when
+-- that changes anything.  Payloads carry names, ids and times, never an
+-- option value or a secret.
+CREATE FUNCTION treble_sync.incident(t treble_sync.tables, incident_kind text, open boolean,
+                                     run treble_sync.runs)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    i treble_sync.incidents;
+    event text;
+BEGIN
+    IF open THEN
+        INSERT INTO treble_sync.incidents AS x (table_id, kind, opened_by)
+        VALUES (t.table_id, incident_kind, run.run_id)
+        ON CONFLICT (table_id, kind) WHERE closed_at IS NULL DO NOTHING
+        RETURNING x.* INTO i;
+        event := CASE incident_kind WHEN 'failing' THEN 'failed' ELSE 'stale' END;
+    ELSE
+        UPDATE treble_sync.incidents x SET closed_at = clock_timestamp(), closed_by = run.run_id
+        WHERE x.table_id = t.table_id AND x.kind = incident_kind AND x.closed_at IS NULL
+        RETURNING x.* INTO i;
+        event := CASE incident_kind WHEN 'failing' THEN 'recovered' ELSE 'fresh' END;
+    END IF;
+    IF i.incident_id IS NULL THEN
+        RETURN;                     -- already open, or nothing to close
+    END IF;
+    PERFORM pg_notify('treble_sync', json_build_object(
+        'event', event,
+        'table', t.name,
+        'incident_id', i.incident_id,
+        'run_id', run.run_id,
+        'status', run.status,
+        'at', clock_timestamp(),
+        'freshness_seconds', round(extract(epoch FROM treble_sync.freshness(t))),
+        'error', CASE WHEN event = 'failed' THEN left(split_part(run.error, E'\n', 1), 200) END
+    )::text);
+END
+$$;
+
+-- Called by the worker at the end of every run, as the extension's owner,
+-- in the transaction that records the run's outcome: events, and the
+-- pruning of old run rows.
+CREATE FUNCTION treble_sync.after_run(run_id bigint, retention interval)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r treble_sync.runs;
+    t treble_sync.tables;
+BEGIN
+    SELECT * INTO r FROM treble_sync.runs x WHERE x.run_id = after_run.run_id;
+    SELECT * INTO t FROM treble_sync.tables x WHERE x.name = r.table_name;
+    IF t.table_id IS NULL OR r.status NOT IN ('success', 'empty', 'failed') THEN
+        RETURN;
+    END IF;
+    PERFORM treble_sync.incident(t, 'failing', r.status = 'failed', r);
+    PERFORM treble_sync.incident(t, 'stale',
+        treble_sync.freshness(t) > current_setting('treble_sync.freshness_alert')::interval, r);
+    IF retention IS NOT NULL THEN
+        DELETE FROM treble_sync.runs x
+        WHERE x.table_name = t.name AND x.finished_at < now() - retention;
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION treble_sync.after_run(bigint, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION treble_sync.incident(treble_sync.tables, text, boolean, treble_sync.runs) FROM PUBLIC;
+
+-- The pg_cron jobs of the tables: job names are 'treble_sync: <name>', and
+-- 'treble_sync: all' for sync_all.  Empty without pg_cron.
+CREATE FUNCTION treble_sync.schedules()
+RETURNS TABLE (job_name text, jobid bigint, schedule text, active boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF to_regclass('cron.job') IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE
+        'SELECT jobname::text, jobid, schedule::text, active FROM cron.job
+         WHERE jobname LIKE ''treble_sync: %'' AND database = current_database()';
+END
+$$;
+
+-- Error unless pg_cron is installed in this database.
+CREATE FUNCTION treble_sync.require_pg_cron()
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF to_regnamespace('cron') IS NULL THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'feature_not_supported',
+            MESSAGE = 'pg_cron is not installed in this database',
+            HINT = 'Install pg_cron (Debian: postgresql-15-cron), add it to shared_preload_libraries, '
+                   'set cron.database_name to this database, and CREATE EXTENSION pg_cron.';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION treble_sync.schedule(name text, cron text)
+RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM treble_sync.require_pg_cron();
+    IF NOT EXISTS (SELECT 1 FROM treble_sync.tables t WHERE t.name = schedule.name) THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'undefined_object',
+            MESSAGE = format('table "%s" is not registered with treble_sync', name);
+    END IF;
+    RETURN cron.schedule('treble_sync: ' || name, cron,
+                         format('SELECT treble_sync.sync_table(%L)', name));
+END
+$$;
+COMMENT ON FUNCTION treble_sync.schedule IS
+    'run sync_table(name) on a pg_cron schedule (job ''treble_sync: <name>''); returns the job id';
+
+CREATE FUNCTION treble_sync.schedule_all(cron text, server name DEFAULT NULL)
+RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM treble_sync.require_pg_cron();
+    RETURN cron.schedule('treble_sync: ' || coalesce('all ' || server, 'all'), cron,
+                         format('SELECT treble_sync.sync_all(%L)', server));
+END
+$$;
+COMMENT ON FUNCTION treble_sync.schedule_all IS
+    'run sync_all() (of one server) on a pg_cron schedule; returns the job id';
+
+CREATE FUNCTION treble_sync.unschedule(name text)
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM treble_sync.require_pg_cron();
+    IF NOT EXISTS (SELECT 1 FROM treble_sync.schedules() s WHERE s.job_name = 'treble_sync: ' || name) THEN
+        RETURN false;
+    END IF;
+    RETURN cron.unschedule('treble_sync: ' || name);
+END
+$$;
+COMMENT ON FUNCTION treble_sync.unschedule IS
+    'remove the pg_cron job of a table (or ''all'', ''all <server>''); false if there was none';
+
+-- One row per registered table: is its copy fresh, and how did it last go?
+CREATE VIEW treble_sync.status AS
+SELECT t.name AS table_name,
+       t.enabled,
+       t.mode,
+       s.schedule,
+       last.status AS last_status,
+       last.finished_at AS last_run_at,
+       last.finished_at - last.started_at AS last_duration,
+       t.watermark,
+       CASE WHEN t.cursor_kind = 'timestamp' THEN
+           last.cut::timestamp - t.watermark::timestamp END AS lag,
+       round(extract(epoch FROM treble_sync.freshness(t)))::bigint AS freshness_seconds,
+       (SELECT count(*) FROM treble_sync.runs f
+        WHERE f.table_name = t.name AND f.status = 'failed'
+          AND f.run_id > coalesce((SELECT max(ok.run_id) FROM treble_sync.runs ok
+                                   WHERE ok.table_name = t.name
+                                     AND ok.status IN ('success', 'empty')), 0)
+       ) AS consecutive_failures,
+       (SELECT e.error FROM treble_sync.runs e
+        WHERE e.table_name = t.name AND e.status = 'failed'
+        ORDER BY e.run_id DESC LIMIT 1) AS last_error,
+       greatest(c.reltuples, 0)::bigint AS rows_estimate
+FROM treble_sync.tables t
+LEFT JOIN pg_catalog.pg_class c ON c.oid = t.local_table
+LEFT JOIN LATERAL (SELECT * FROM treble_sync.runs r
+                   WHERE r.table_name = t.name AND r.status IN ('success', 'empty', 'failed')
+                   ORDER BY r.run_id DESC LIMIT 1) last ON true
+LEFT JOIN LATERAL (SELECT string_agg(x.schedule, ', ') AS schedule
+                   FROM treble_sync.schedules() x
+                   WHERE x.job_name = 'treble_sync: ' || t.name) s ON true;
+COMMENT ON VIEW treble_sync.status IS 'one row per registered table: schedule, last run, freshness, failures';
+GRANT SELECT ON treble_sync.status TO PUBLIC;
+
+-- Prometheus / OpenMetrics text exposition of the status and the run log.
+CREATE FUNCTION treble_sync.metrics()
+RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH label AS (
+        SELECT t.name, format('table="%s"',
+                   replace(replace(replace(t.name, '\', '\\'), '"', '\"'), E'\n', '\n')) AS l
+        FROM treble_sync.tables t
+    ), lines AS (
+        SELECT 1 AS k, 0 AS o, '# HELP treble_sync_freshness_seconds Seconds since the copy''s watermark (its cut in the warehouse).' AS line
+        UNION ALL SELECT 1, 1, '# TYPE treble_sync_freshness_seconds gauge'
+        UNION ALL SELECT 1, 2, format('treble_sync_freshness_seconds{%s} %s', l.l, coalesce(st.freshness_seconds::text, 'NaN'))
+            FROM label l JOIN treble_sync.status st ON st.table_name = l.name
+        UNION ALL SELECT 2, 0, '# HELP treble_sync_last_run_duration_seconds Duration of the last finished run.'
+        UNION ALL SELECT 2, 1, '# TYPE treble_sync_last_run_duration_seconds gauge'
+        UNION ALL SELECT 2, 2, format('treble_sync_last_run_duration_seconds{%s} %s', l.l,
+                                      coalesce(round(extract(epoch FROM st.last_duration), 3)::text, 'NaN'))
+            FROM label l JOIN treble_sync.status st ON st.table_name = l.name
+        UNION ALL SELECT 3, 0, '# HELP treble_sync_consecutive_failures Failed runs since the last successful one.'
+        UNION ALL SELECT 3, 1, '# TYPE treble_sync_consecutive_failures gauge'
+        UNION ALL SELECT 3, 2, format('treble_sync_consecutive_failures{%s} %s', l.l, st.consecutive_failures)
+            FROM label l JOIN treble_sync.status st ON st.table_name = l.name
+        UNION ALL SELECT 4, 0, '# HELP treble_sync_rows Rows moved by the runs in the run log.'
+        UNION ALL SELECT 4, 1, '# TYPE treble_sync_rows counter'
+        UNION ALL SELECT 4, 2, format('treble_sync_rows_total{%s,kind="%s"} %s', l.l, kind.k,
+                                      coalesce(sum(CASE kind.k WHEN 'pulled' THEN r.rows_pulled
+                                                               WHEN 'inserted' THEN r.rows_inserted
+                                                               WHEN 'updated' THEN r.rows_updated
+                                                               ELSE r.rows_deleted END), 0))
+            FROM label l CROSS JOIN (VALUES ('pulled'), ('inserted'), ('updated'), ('deleted')) kind(k)
+            LEFT JOIN treble_sync.runs r ON r.table_name = l.name
+            GROUP BY l.l, kind.k
+        UNION ALL SELECT 5, 0, '# HELP treble_sync_runs Runs in the run log, by status.'
+        UNION ALL SELECT 5, 1, '# TYPE treble_sync_runs counter'
+        UNION ALL SELECT 5, 2, format('treble_sync_runs_total{%s,status="%s"} %s', l.l, st.s, count(r.run_id))
+            FROM label l CROSS JOIN (VALUES ('success'), ('empty'), ('failed'), ('skipped')) st(s)
+            LEFT JOIN treble_sync.runs r ON r.table_name = l.name AND r.status = st.s
+            GROUP BY l.l, st.s
+    )
+    SELECT string_agg(line, E'\n' ORDER BY k, o, line) || E'\n# EOF\n' FROM lines
+$$;
+COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last run duration, failures, rows and runs per table';

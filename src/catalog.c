@@ -120,7 +120,8 @@ static const char *table_select =
 "SELECT table_id, name, server_name::text, remote_schema, remote_table,"
 " local_table::oid, key_columns, columns, cursor_column, event_column,"
 " hot_window, enabled, watermark, initial_chunk, parallel, load_cut,"
-" mode, cursor_kind, cursor_overlap"
+" mode, cursor_kind, cursor_overlap,"
+" coalesce(login_timeout, -1), coalesce(query_timeout, -1), coalesce(max_retries, -1)"
 " FROM treble_sync.tables";
 
 /* Build a TableConfig from a row of table_select, in the caller's context. */
@@ -153,6 +154,9 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->mode = CatalogParseMode(spi_text_or_null(tup, desc, 17));
 	cfg->cursor_kind = CatalogParseCursorKind(spi_text_or_null(tup, desc, 18));
 	cfg->cursor_overlap = spi_text_or_null(tup, desc, 19);
+	cfg->login_timeout = DatumGetInt32(SPI_getbinval(tup, desc, 20, &isnull));
+	cfg->query_timeout = DatumGetInt32(SPI_getbinval(tup, desc, 21, &isnull));
+	cfg->max_retries = DatumGetInt32(SPI_getbinval(tup, desc, 22, &isnull));
 	MemoryContextSwitchTo(old);
 	return cfg;
 }
@@ -423,11 +427,11 @@ Datum
 CatalogInsertTable(TableConfig *cfg, Oid owner)
 {
 	CatalogUser saved;
-	Oid			types[16] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
+	Oid			types[19] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
 		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID,
-	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[16];
-	char		nulls[16];
+	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID};
+	Datum		values[19];
+	char		nulls[19];
 	Datum		row;
 	bool		isnull;
 
@@ -466,17 +470,23 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 		values[15] = CStringGetTextDatum(cfg->cursor_overlap);
 	else
 		nulls[15] = 'n';
+	values[16] = Int32GetDatum(cfg->login_timeout);
+	nulls[16] = cfg->login_timeout < 0 ? 'n' : ' ';
+	values[17] = Int32GetDatum(cfg->query_timeout);
+	nulls[17] = cfg->query_timeout < 0 ? 'n' : ' ';
+	values[18] = Int32GetDatum(cfg->max_retries);
+	nulls[18] = cfg->max_retries < 0 ? 'n' : ' ';
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();
 	catalog_exec("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
 				 " remote_table, local_table, key_columns, columns, cursor_column,"
 				 " event_column, hot_window, owner, initial_chunk, parallel, mode,"
-				 " cursor_kind, cursor_overlap)"
+				 " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries)"
 				 " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
-				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16)"
+				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19)"
 				 " RETURNING t",
-				 16, types, values, nulls, SPI_OK_INSERT_RETURNING);
+				 19, types, values, nulls, SPI_OK_INSERT_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
@@ -733,10 +743,11 @@ Datum
 CatalogUpdateTable(TableConfig *cfg, bool reset)
 {
 	CatalogUser saved;
-	Oid			types[14] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
-		TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INT4OID, BOOLOID, BOOLOID, TEXTARRAYOID};
-	Datum		values[14];
-	char		nulls[14];
+	Oid			types[17] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
+		TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INT4OID, BOOLOID, BOOLOID, TEXTARRAYOID,
+	INT4OID, INT4OID, INT4OID};
+	Datum		values[17];
+	char		nulls[17];
 	Datum		row;
 	bool		isnull;
 
@@ -769,6 +780,12 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	values[11] = BoolGetDatum(cfg->enabled);
 	values[12] = BoolGetDatum(reset);
 	values[13] = text_array_from_list(cfg->columns);
+	values[14] = Int32GetDatum(cfg->login_timeout);
+	nulls[14] = cfg->login_timeout < 0 ? 'n' : ' ';
+	values[15] = Int32GetDatum(cfg->query_timeout);
+	nulls[15] = cfg->query_timeout < 0 ? 'n' : ' ';
+	values[16] = Int32GetDatum(cfg->max_retries);
+	nulls[16] = cfg->max_retries < 0 ? 'n' : ' ';
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();
@@ -778,11 +795,11 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	catalog_exec("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
 				 " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
 				 " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
-				 " columns = $14,"
+				 " columns = $14, login_timeout = $15, query_timeout = $16, max_retries = $17,"
 				 " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
 				 " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
 				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-				 14, types, values, nulls, SPI_OK_UPDATE_RETURNING);
+				 17, types, values, nulls, SPI_OK_UPDATE_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
@@ -801,6 +818,51 @@ CatalogDeleteTable(int32 table_id)
 	SPI_connect();
 	catalog_exec("DELETE FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
 				 1, types, values, NULL, SPI_OK_DELETE);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+}
+
+/*
+ * What follows every run, in the transaction that records its outcome:
+ * incidents and their NOTIFY events, and the pruning of old run rows
+ * (treble_sync.after_run() in the install script).
+ */
+void
+CatalogAfterRun(int64 run_id)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[2] = {INT8OID, INTERVALOID};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+
+	values[0] = Int64GetDatum(run_id);
+	if (treble_sync_run_retention >= 0)
+		values[1] = DirectFunctionCall3(interval_in,
+										CStringGetDatum(psprintf("%d minutes", treble_sync_run_retention)),
+										ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	else
+		nulls[1] = 'n';
+
+	SPI_connect();
+	catalog_exec("SELECT treble_sync.after_run($1, $2)", 2, types, values, nulls, SPI_OK_SELECT);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+}
+
+/* Record how many attempts a run took and the cut it froze, if any. */
+void
+CatalogSetRunDetails(int64 run_id, int attempts, const char *cut)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[3] = {INT8OID, INT4OID, TEXTOID};
+	Datum		values[3] = {Int64GetDatum(run_id), Int32GetDatum(attempts),
+	cut ? CStringGetTextDatum(cut) : (Datum) 0};
+	char		nulls[3] = {' ', ' ', cut ? ' ' : 'n'};
+
+	SPI_connect();
+	catalog_exec("UPDATE treble_sync.runs SET attempts = $2, cut = coalesce($3, cut)"
+				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
+				 3, types, values, nulls, SPI_OK_UPDATE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }

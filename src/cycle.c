@@ -41,6 +41,9 @@ static bool remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
 							 const char *column, bool integer, bool bounded,
 							 int64 cut, int64 *result);
 
+/* The last cut frozen by this process, for the run log. */
+static char last_cut[64];
+
 /* What a pull is applied as. */
 typedef enum ApplyKind
 {
@@ -179,9 +182,31 @@ key_join(List *keys, const char *a, const char *b)
 bool
 CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut)
 {
+	bool		found;
+
 	ProgressPhase(PROGRESS_PHASE_FREEZING);
-	return remote_aggregate(cfg, conn, "MAX", cfg->cursor_column,
-							cfg->cursor_kind == CURSOR_INTEGER, false, 0, cut);
+	found = remote_aggregate(cfg, conn, "MAX", cfg->cursor_column,
+							 cfg->cursor_kind == CURSOR_INTEGER, false, 0, cut);
+	if (found)
+		strlcpy(last_cut, CycleFormatCursor(cfg, *cut), sizeof(last_cut));
+	return found;
+}
+
+/*
+ * The cut this process froze last, as text (NULL if none since
+ * CycleForgetCut): the run log keeps it even for a failed run, to show how
+ * far behind the warehouse the copy is.
+ */
+char *
+CycleLastCut(void)
+{
+	return last_cut[0] ? pstrdup(last_cut) : NULL;
+}
+
+void
+CycleForgetCut(void)
+{
+	last_cut[0] = '\0';
 }
 
 /*

@@ -35,6 +35,9 @@ static const ValidOption valid_options[] = {
 	{"dsn", ForeignServerRelationId, "ODBC data source name"},
 	{"timezone", ForeignServerRelationId, "time zone of the warehouse's zone-less timestamps"},
 	{"fetch_size", ForeignServerRelationId, "rows per round trip for drivers that need it"},
+	{"login_timeout", ForeignServerRelationId, "seconds to wait for a connection"},
+	{"query_timeout", ForeignServerRelationId, "seconds to wait for a remote query"},
+	{"max_retries", ForeignServerRelationId, "retries of a cycle after a transient error"},
 	{"user", UserMappingRelationId, "warehouse user name"},
 	{"password", UserMappingRelationId, "warehouse password"},
 	{NULL, InvalidOid, NULL}
@@ -56,6 +59,20 @@ valid_option_names(Oid context)
 		appendStringInfoString(&buf, opt->name);
 	}
 	return buf.data;
+}
+
+/* An integer option must be an integer within [min, max]. */
+static void
+check_integer_option(const char *name, const char *value, long min, long max)
+{
+	char	   *end;
+	long		n = strtol(value, &end, 10);
+
+	if (*end != '\0' || end == value || n < min || n > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("Use an integer between %ld and %ld.", min, max)));
 }
 
 /* Check one option's value, beyond its name. */
@@ -84,16 +101,31 @@ validate_option_value(DefElem *def)
 					 errhint("Use a time zone name known to PostgreSQL, such as UTC or Europe/Madrid.")));
 	}
 	else if (strcmp(def->defname, "fetch_size") == 0)
-	{
-		char	   *end;
-		long		n = strtol(value, &end, 10);
+		check_integer_option(def->defname, value, 1, 1000000);
+	else if (strcmp(def->defname, "login_timeout") == 0 ||
+			 strcmp(def->defname, "query_timeout") == 0)
+		check_integer_option(def->defname, value, 0, 86400);
+	else if (strcmp(def->defname, "max_retries") == 0)
+		check_integer_option(def->defname, value, 0, 10);
+}
 
-		if (*end != '\0' || end == value || n < 1 || n > 1000000)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for option \"fetch_size\": \"%s\"", value),
-					 errhint("Use an integer between 1 and 1000000.")));
+/*
+ * The value of an integer server option, or def if the server does not
+ * set it.
+ */
+int
+FdwServerIntOption(ForeignServer *server, const char *name, int def)
+{
+	ListCell   *lc;
+
+	foreach(lc, server->options)
+	{
+		DefElem    *opt = lfirst(lc);
+
+		if (strcmp(opt->defname, name) == 0)
+			return atoi(defGetString(opt));
 	}
+	return def;
 }
 
 /*

@@ -53,8 +53,13 @@ struct OdbcConn
 	char		escape[8];		/* SQL_SEARCH_PATTERN_ESCAPE; "" if none */
 	char		driver_name[128];
 	SQLUINTEGER getdata_ext;	/* SQL_GETDATA_EXTENSIONS */
+	int			login_timeout;	/* seconds; 0: the driver's default */
+	int			query_timeout;	/* seconds; 0: none */
 	MemoryContextCallback on_reset;
 };
+
+/* Seconds to wait for a connection unless the server says otherwise. */
+#define ODBC_DEFAULT_LOGIN_TIMEOUT 30
 
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
@@ -189,11 +194,35 @@ odbc_sqlstate_to_errcode(const char *state)
 	if (strcmp(state, "42S22") == 0 || strcmp(state, "42703") == 0)
 		return ERRCODE_FDW_COLUMN_NAME_NOT_FOUND;
 	if (strcmp(state, "HYT00") == 0 || strcmp(state, "HYT01") == 0)
-		return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+		return ERRCODE_QUERY_CANCELED;
 	if (strcmp(state, "HY008") == 0 || strcmp(state, "57014") == 0 ||
 		strcmp(state, "HY018") == 0)
 		return ERRCODE_QUERY_CANCELED;
 	return ERRCODE_FDW_ERROR;
+}
+
+/*
+ * Could retrying help after this SQLSTATE?  A lost or refused connection
+ * (class 08) and a timeout can pass.  A cancel this process asked for is
+ * reported by CHECK_FOR_INTERRUPTS() before the driver's error is looked
+ * at, so a cancel the driver reports is its query timeout (psqlODBC
+ * implements one as a server-side statement timeout, 57014).
+ */
+static bool
+odbc_sqlstate_is_transient(const char *state)
+{
+	return strncmp(state, "08", 2) == 0 || strcmp(state, "HYT00") == 0 ||
+		strcmp(state, "HYT01") == 0 || strcmp(state, "HY008") == 0 ||
+		strcmp(state, "57014") == 0 || strcmp(state, "HY018") == 0;
+}
+
+/* Whether the last ODBC error raised in this process was transient. */
+static bool last_error_transient = false;
+
+bool
+OdbcLastErrorWasTransient(void)
+{
+	return last_error_transient;
 }
 
 /*
@@ -244,6 +273,7 @@ OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
 			appendStringInfoString(&detail, "the ODBC driver returned no diagnostics");
 	}
 
+	last_error_transient = odbc_sqlstate_is_transient(first_state);
 	ereport(ERROR,
 			(errcode(odbc_sqlstate_to_errcode(first_state)),
 			 errmsg("could not %s", what),
@@ -506,6 +536,12 @@ odbc_driver_connect(OdbcConn *conn, const char *connstr)
 
 	rc = SQLAllocHandle(SQL_HANDLE_DBC, conn->env, &conn->dbc);
 	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "allocate an ODBC connection handle");
+	if (conn->login_timeout > 0)
+	{
+		rc = SQLSetConnectAttr(conn->dbc, SQL_ATTR_LOGIN_TIMEOUT,
+							   (SQLPOINTER) (intptr_t) conn->login_timeout, 0);
+		OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "set the login timeout");
+	}
 
 	wconn = OdbcUtf8ToWide(connstr, NULL);
 	rc = SQLDriverConnectW(conn->dbc, NULL, wconn, SQL_NTS, NULL, 0, NULL,
@@ -522,7 +558,8 @@ odbc_driver_connect(OdbcConn *conn, const char *connstr)
  * current memory context is reset or deleted, or by OdbcDisconnect.
  */
 OdbcConn *
-OdbcConnect(ForeignServer *server, UserMapping *mapping)
+OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
+			int query_timeout)
 {
 	OdbcConn   *conn = palloc0(sizeof(OdbcConn));
 	SQLRETURN	rc;
@@ -531,6 +568,10 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping)
 	ListCell   *lc;
 
 	conn->server_name = pstrdup(server->servername);
+	conn->login_timeout = login_timeout >= 0 ? login_timeout :
+		FdwServerIntOption(server, "login_timeout", ODBC_DEFAULT_LOGIN_TIMEOUT);
+	conn->query_timeout = query_timeout >= 0 ? query_timeout :
+		FdwServerIntOption(server, "query_timeout", 0);
 	foreach(lc, mapping->options)
 	{
 		DefElem    *def = lfirst(lc);
@@ -696,6 +737,12 @@ OdbcAllocStatement(OdbcConn *conn)
 
 	rc = SQLAllocHandle(SQL_HANDLE_STMT, conn->dbc, &stmt);
 	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "allocate an ODBC statement");
+	if (conn->query_timeout > 0)
+	{
+		rc = SQLSetStmtAttr(stmt, SQL_ATTR_QUERY_TIMEOUT,
+							(SQLPOINTER) (intptr_t) conn->query_timeout, 0);
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "set the query timeout");
+	}
 	return stmt;
 }
 

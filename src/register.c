@@ -184,6 +184,18 @@ cursor_kind_of(RemoteColumn *col)
 	return CURSOR_NONE;			/* keep the compiler quiet */
 }
 
+/* An integer option of add_table that must not be negative. */
+static int
+non_negative(int value, const char *name)
+{
+	if (value < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", name),
+				 errhint("NULL uses the server's option.")));
+	return value;
+}
+
 /* Is this interval below zero (or, with or_zero, not above it)? */
 static bool
 interval_not_positive(Interval *value, bool or_zero)
@@ -230,6 +242,15 @@ check_options(TableConfig *cfg)
 				 errmsg("parallel needs initial_chunk"),
 				 errdetail("Only the chunks of a chunked first load are loaded in parallel."),
 				 errhint("Pass initial_chunk => '7 days' as well.")));
+	if (cfg->login_timeout > 86400 || cfg->query_timeout > 86400)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("login_timeout and query_timeout must be between 0 and 86400 seconds"),
+				 errhint("NULL (or -1 in alter_table) uses the server's option.")));
+	if (cfg->max_retries > 10)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_retries must be between 0 and 10")));
 	if (cfg->cursor_overlap && cfg->cursor_column == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -336,7 +357,7 @@ describe_remote(TableConfig *cfg, bool default_key)
 {
 	UserMapping *mapping;
 	ForeignServer *server = usable_server(cfg->server_name, &mapping);
-	OdbcConn   *conn = OdbcConnect(server, mapping);
+	OdbcConn   *conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout);
 	RemoteTable *rt = SchemaDescribeRemote(conn, cfg->remote_schema, cfg->remote_table);
 
 	cfg->server_name = server->servername;
@@ -371,7 +392,7 @@ require_owner(TableConfig *cfg)
 /*
  * add_table(remote_table, server, key_columns, event_column, cursor_column,
  *			 hot_window, local_table, name, initial_chunk, parallel, mode,
- *			 cursor_overlap)
+ *			 cursor_overlap, login_timeout, query_timeout, max_retries)
  */
 PG_FUNCTION_INFO_V1(treble_sync_add_table);
 
@@ -408,6 +429,9 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	cfg.parallel = PG_ARGISNULL(9) ? 1 : PG_GETARG_INT32(9);
 	cfg.mode = PG_ARGISNULL(10) ? SYNC_UPSERT : CatalogParseMode(text_to_cstring(PG_GETARG_TEXT_PP(10)));
 	cfg.cursor_overlap = PG_ARGISNULL(11) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(11));
+	cfg.login_timeout = PG_ARGISNULL(12) ? -1 : non_negative(PG_GETARG_INT32(12), "login_timeout");
+	cfg.query_timeout = PG_ARGISNULL(13) ? -1 : non_negative(PG_GETARG_INT32(13), "query_timeout");
+	cfg.max_retries = PG_ARGISNULL(14) ? -1 : non_negative(PG_GETARG_INT32(14), "max_retries");
 	cfg.enabled = true;
 	check_options(&cfg);
 
@@ -488,7 +512,8 @@ names_differ(const char *a, const char *b)
 
 /*
  * alter_table(name, enabled, mode, key_columns, event_column, cursor_column,
- *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name)
+ *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name,
+ *			   login_timeout, query_timeout, max_retries)
  *
  * Changes options of a registration, checked as add_table checks them.  A
  * new cursor column or mode drops the watermark: the next cycle is a first
@@ -531,6 +556,13 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 			NULL : PG_GETARG_INTERVAL_P(8); /* '0' clears it */
 	if (!PG_ARGISNULL(9))
 		cfg->parallel = PG_GETARG_INT32(9);
+	/* -1: back to the server's option */
+	if (!PG_ARGISNULL(11))
+		cfg->login_timeout = Max(PG_GETARG_INT32(11), -1);
+	if (!PG_ARGISNULL(12))
+		cfg->query_timeout = Max(PG_GETARG_INT32(12), -1);
+	if (!PG_ARGISNULL(13))
+		cfg->max_retries = Max(PG_GETARG_INT32(13), -1);
 	if (!PG_ARGISNULL(10))
 	{
 		cfg->name = text_to_cstring(PG_GETARG_TEXT_PP(10));

@@ -14,6 +14,8 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include <limits.h>
+
 #include "treble_sync.h"
 
 PG_MODULE_MAGIC;
@@ -25,6 +27,12 @@ bool		treble_sync_progress_notices = false;
 
 /* treble_sync.max_parallel: cycles sync_all() runs at once */
 int			treble_sync_max_parallel = 2;
+
+/* treble_sync.freshness_alert (seconds): a copy older than this is stale */
+int			treble_sync_freshness_alert = 90 * 60;
+
+/* treble_sync.run_retention (minutes): run rows older than this go; -1 keeps them */
+int			treble_sync_run_retention = 90 * 24 * 60;
 
 /*
  * Define the settings, and claim the GUC prefix so that a misspelt
@@ -50,6 +58,24 @@ _PG_init(void)
 							2, 1, 64,
 							PGC_USERSET,
 							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("treble_sync.freshness_alert",
+							"Age of a copy's watermark beyond which it is stale.",
+							"Crossing it sends one NOTIFY treble_sync event, and "
+							"getting fresh again another.",
+							&treble_sync_freshness_alert,
+							90 * 60, 1, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("treble_sync.run_retention",
+							"How long rows of treble_sync.runs are kept.",
+							"Older rows are deleted at the end of each run of "
+							"their table; -1 keeps them all.",
+							&treble_sync_run_retention,
+							90 * 24 * 60, -1, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MIN,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

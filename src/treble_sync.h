@@ -71,6 +71,9 @@ typedef struct TableConfig
 	Interval   *hot_window;
 	Interval   *initial_chunk;	/* NULL: the first sync is one transaction */
 	int			parallel;		/* workers loading chunks at once */
+	int			login_timeout;	/* seconds; -1: the server's */
+	int			query_timeout;	/* seconds; -1: the server's */
+	int			max_retries;	/* -1: the server's */
 	bool		enabled;
 	char	   *watermark;		/* NULL before the first successful cycle */
 	char	   *load_cut;		/* T of a chunked first load in progress */
@@ -117,7 +120,8 @@ typedef struct OdbcParam
 	int64		value;
 } OdbcParam;
 
-extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping);
+extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping,
+							 int login_timeout, int query_timeout);
 extern void OdbcDisconnect(OdbcConn *conn);
 extern char *OdbcQuoteIdent(OdbcConn *conn, const char *ident);
 extern char *OdbcQualifiedName(OdbcConn *conn, const char *schema, const char *table);
@@ -136,6 +140,7 @@ extern bool OdbcConnectionStringHasKey(const char *connstr, const char *key);
 extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
+extern bool OdbcLastErrorWasTransient(void);
 extern void OdbcEnableCancel(void);
 extern void OdbcCancelRemoteCall(void);
 extern void OdbcBeginRemoteCall(SQLHSTMT stmt);
@@ -173,6 +178,7 @@ extern bool FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
  * ------------------------------------------------------------------------
  */
 extern Datum treble_sync_fdw_validator(PG_FUNCTION_ARGS);
+extern int	FdwServerIntOption(ForeignServer *server, const char *name, int def);
 
 /* ------------------------------------------------------------------------
  * catalog.c
@@ -210,6 +216,8 @@ extern const char *CatalogCursorKindName(CursorKind kind);
 extern CursorKind CatalogParseCursorKind(const char *name);
 extern Datum CatalogUpdateTable(TableConfig *cfg, bool reset);
 extern void CatalogDeleteTable(int32 table_id);
+extern void CatalogAfterRun(int64 run_id);
+extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut);
 
 /* ------------------------------------------------------------------------
  * schema.c
@@ -259,6 +267,8 @@ extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
 extern void CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
 extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut);
 extern char *CycleFormatCursor(TableConfig *cfg, int64 value);
+extern char *CycleLastCut(void);
+extern void CycleForgetCut(void);
 extern int64 CycleParseCursor(TableConfig *cfg, const char *text);
 extern Timestamp CycleWindowBound(TableConfig *cfg, Timestamp cut);
 extern const char *CycleChunkColumn(TableConfig *cfg);
@@ -317,6 +327,8 @@ extern const char *ProgressPhaseName(ProgressPhaseCode phase);
  */
 extern bool treble_sync_progress_notices;
 extern int	treble_sync_max_parallel;
+extern int	treble_sync_freshness_alert;
+extern int	treble_sync_run_retention;
 
 /* ------------------------------------------------------------------------
  * worker.c

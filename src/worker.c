@@ -55,6 +55,8 @@ typedef struct WorkerSlot
 	Oid			user_id;
 	int32		table_id;
 	bool		full;			/* resync(): pull everything, make the copy equal */
+	int			freshness_alert;	/* the caller's settings, which the worker */
+	int			run_retention;	/* takes over (a SET does not reach it otherwise) */
 	int64		run_id;			/* set by the worker once its run row exists */
 	ProgressState progress;		/* the worker's progress, for NOTICEs */
 } WorkerSlot;
@@ -76,6 +78,7 @@ typedef struct HelperArgs
 #define PROGRESS_NOTICE_SECS 5
 
 static volatile sig_atomic_t got_sigterm = false;
+static volatile sig_atomic_t got_sigint = false;
 
 /* Let the terminate signal cancel the cycle, so it is logged as failed. */
 static void
@@ -98,6 +101,7 @@ worker_sigterm(SIGNAL_ARGS)
 static void
 worker_sigint(SIGNAL_ARGS)
 {
+	got_sigint = true;
 	StatementCancelHandler(postgres_signal_arg);
 	OdbcCancelRemoteCall();
 }
@@ -208,6 +212,8 @@ start_worker(WorkerRun *run, bool full)
 	run->slot->user_id = GetUserId();
 	run->slot->table_id = run->table_id;
 	run->slot->full = full;
+	run->slot->freshness_alert = treble_sync_freshness_alert;
+	run->slot->run_retention = treble_sync_run_retention;
 
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -482,21 +488,29 @@ connect_for(TableConfig *cfg, MemoryContext cxt)
 	SetConfigOption("jit", "off", PGC_USERSET, PGC_S_SESSION);
 
 	old = MemoryContextSwitchTo(cxt);
-	conn = OdbcConnect(server, mapping);
+	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout);
 	MemoryContextSwitchTo(old);
 	return conn;
 }
 
+/* First wait before retrying a cycle; it doubles with every attempt. */
+#define RETRY_FIRST_WAIT_MS 500
+
+/* Retries of a cycle after a transient error, unless the server says. */
+#define DEFAULT_MAX_RETRIES 3
+
 /*
- * Transaction 2: the cycle itself, committed with its run-log row and
- * watermark, or rolled back and logged as failed.  A chunked first load
- * commits each chunk on the way.
+ * One attempt at transaction 2: the cycle itself, committed with its
+ * run-log row and watermark.  A chunked first load commits each chunk on
+ * the way.  On error, returns the error with everything rolled back.
  */
-static void
-run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
+static ErrorData *
+attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt)
 {
 	OdbcConn   *volatile conn = NULL;
+	ErrorData  *volatile edata = NULL;
 
+	CycleForgetCut();
 	PG_TRY();
 	{
 		CycleResult result;
@@ -517,6 +531,8 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		else
 			CycleRun(cfg, conn, &result);
 		CatalogFinishRun(slot->run_id, &result);
+		CatalogSetRunDetails(slot->run_id, attempt, CycleLastCut());
+		CatalogAfterRun(slot->run_id);
 
 		PopActiveSnapshot();
 		CommitTransactionCommand();
@@ -525,9 +541,6 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-		char	   *text;
-
 		HOLD_INTERRUPTS();
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
@@ -537,21 +550,114 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		ProgressEnd();
 		if (conn)
 			OdbcDisconnect(conn);
-
-		text = describe_error(edata);
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		CatalogFailRun(slot->run_id, text);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-
-		ereport(LOG,
-				(errmsg("treble_sync cycle of table \"%s\" failed: %s",
-						cfg->name, edata->message ? edata->message : "unknown error"),
-				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
 		RESUME_INTERRUPTS();
 	}
 	PG_END_TRY();
+	return edata;
+}
+
+/*
+ * Events and pruning after a failed run, in a transaction of their own, so
+ * that nothing there can lose the record of the failure.
+ */
+static void
+after_failed_run(int64 run_id, MemoryContext cxt)
+{
+	PG_TRY();
+	{
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		CatalogAfterRun(run_id);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG,
+				(errmsg("treble_sync could not record the events of run %lld: %s",
+						(long long) run_id, edata->message)));
+	}
+	PG_END_TRY();
+}
+
+/*
+ * How many times a table's cycle may be retried after a transient error:
+ * its own setting, else its server's option, else 3.
+ */
+static int
+max_retries_for(TableConfig *cfg)
+{
+	ForeignServer *server;
+	int			n = DEFAULT_MAX_RETRIES;
+
+	if (cfg->max_retries >= 0)
+		return cfg->max_retries;
+	StartTransactionCommand();
+	server = GetForeignServerByName(cfg->server_name, true);
+	if (server)
+		n = FdwServerIntOption(server, "max_retries", DEFAULT_MAX_RETRIES);
+	CommitTransactionCommand();
+	return n;
+}
+
+/*
+ * Transaction 2, with retries: a cycle that fails on a lost connection or
+ * a timeout is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries
+ * times; any other error, or a cancel, fails it at once.  The run log
+ * records the attempts, and a failure with its error.
+ */
+static void
+run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
+{
+	int			max_retries = max_retries_for(cfg);
+	ErrorData  *edata;
+	char	   *cut;
+
+	for (int attempt = 1;; attempt++)
+	{
+		long		wait_ms;
+
+		edata = attempt_cycle(slot, cfg, cxt, attempt);
+		if (edata == NULL)
+			return;
+
+		if (attempt > max_retries || got_sigterm || got_sigint ||
+			!OdbcLastErrorWasTransient())
+		{
+			char	   *text = describe_error(edata);
+
+			cut = CycleLastCut();
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			CatalogFailRun(slot->run_id, text);
+			CatalogSetRunDetails(slot->run_id, attempt, cut);
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			after_failed_run(slot->run_id, cxt);
+
+			ereport(LOG,
+					(errmsg("treble_sync cycle of table \"%s\" failed: %s",
+							cfg->name, edata->message ? edata->message : "unknown error"),
+					 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+			return;
+		}
+
+		wait_ms = (long) RETRY_FIRST_WAIT_MS << Min(attempt - 1, 10);
+		ereport(LOG,
+				(errmsg("treble_sync cycle of table \"%s\" failed on attempt %d of %d, retrying in %ld ms: %s",
+						cfg->name, attempt, max_retries + 1, wait_ms,
+						edata->message ? edata->message : "unknown error")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 wait_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		FreeErrorData(edata);
+	}
 }
 
 /*
@@ -728,6 +834,12 @@ treble_sync_worker_main(Datum main_arg)
 	BackgroundWorkerInitializeConnectionByOid(slot->database_id, slot->session_user_id, 0);
 	/* act as the caller's current role (it may differ after SET ROLE) */
 	SetUserIdAndSecContext(slot->user_id, 0);
+
+	/* the caller's settings that matter in the worker */
+	SetConfigOption("treble_sync.freshness_alert", psprintf("%d", slot->freshness_alert),
+					PGC_SUSET, PGC_S_SESSION);
+	SetConfigOption("treble_sync.run_retention", psprintf("%d", slot->run_retention),
+					PGC_SUSET, PGC_S_SESSION);
 
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync cycle",
 								ALLOCSET_DEFAULT_SIZES);
