@@ -184,6 +184,25 @@ wait_for_worker(BackgroundWorkerHandle *handle, WorkerSlot *slot)
 	}
 }
 
+/*
+ * What every treble_sync worker is: a database backend that is never
+ * restarted, shown as backend_type "treble_sync worker", reporting to the
+ * process that starts it.
+ */
+static void
+describe_worker(BackgroundWorker *bgw, const char *function, const char *name)
+{
+	memset(bgw, 0, sizeof(*bgw));
+	bgw->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw->bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(bgw->bgw_library_name, BGW_MAXLEN, "treble_sync");
+	snprintf(bgw->bgw_function_name, BGW_MAXLEN, "%s", function);
+	snprintf(bgw->bgw_name, BGW_MAXLEN, "%s", name);
+	snprintf(bgw->bgw_type, BGW_MAXLEN, "treble_sync worker");
+	bgw->bgw_notify_pid = MyProcPid;
+}
+
 /* A cycle's worker, as its caller tracks it. */
 typedef struct WorkerRun
 {
@@ -215,16 +234,9 @@ start_worker(WorkerRun *run, bool full)
 	run->slot->freshness_alert = treble_sync_freshness_alert;
 	run->slot->run_retention = treble_sync_run_retention;
 
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "treble_sync");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "treble_sync_worker_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "treble_sync cycle of table id %d", run->table_id);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "treble_sync worker");
+	describe_worker(&bgw, "treble_sync_worker_main",
+					psprintf("treble_sync cycle of table id %d", run->table_id));
 	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(run->seg));
-	bgw.bgw_notify_pid = MyProcPid;
 
 	if (!RegisterDynamicBackgroundWorker(&bgw, &run->handle))
 	{
@@ -681,16 +693,9 @@ WorkerStartChunkHelpers(TableConfig *cfg, int64 run_id, int n)
 		BackgroundWorker bgw;
 		BackgroundWorkerHandle *handle;
 
-		memset(&bgw, 0, sizeof(bgw));
-		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		bgw.bgw_restart_time = BGW_NEVER_RESTART;
-		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "treble_sync");
-		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "treble_sync_chunk_worker_main");
-		snprintf(bgw.bgw_name, BGW_MAXLEN, "treble_sync chunk loader of table id %d", cfg->table_id);
-		snprintf(bgw.bgw_type, BGW_MAXLEN, "treble_sync worker");
+		describe_worker(&bgw, "treble_sync_chunk_worker_main",
+						psprintf("treble_sync chunk loader of table id %d", cfg->table_id));
 		memcpy(bgw.bgw_extra, &args, sizeof(args));
-		bgw.bgw_notify_pid = MyProcPid;
 
 		/* fewer helpers than asked is fine: the chunks still all get loaded */
 		if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
