@@ -65,6 +65,7 @@ SELECT * FROM treble_sync.sync_table('nope');
 -- a role without a user mapping
 CREATE ROLE regress_nomap;
 GRANT USAGE ON FOREIGN SERVER wh TO regress_nomap;
+GRANT treble_sync_admin TO regress_nomap;
 SET ROLE regress_nomap;
 SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', name => 'nomap');
 RESET ROLE;

@@ -11,7 +11,11 @@ SELECT name FROM treble_sync.add_table('priv_sends', 'wh', key_columns => '{depl
 
 CREATE ROLE regress_syncer;
 CREATE ROLE regress_reader_only;
+CREATE ROLE regress_nobody;
 GRANT USAGE ON FOREIGN SERVER wh TO regress_syncer, regress_reader_only;
+-- a scheduler role may only run cycles; the reader may configure
+GRANT EXECUTE ON FUNCTION treble_sync.sync_table(text), treble_sync.sync_all(name) TO regress_syncer;
+GRANT treble_sync_admin TO regress_reader_only;
 DO $$
 BEGIN
     EXECUTE format('CREATE USER MAPPING FOR regress_syncer SERVER wh OPTIONS (user %L, password %L)',
@@ -35,6 +39,28 @@ SELECT treble_sync.add_table('priv_sends', 'wh', key_columns => '{deployment_id}
 RESET ROLE;
 SELECT count(*) AS runs_logged FROM treble_sync.runs WHERE table_name = 'priv_sends';
 
+-- a role with no grant may not even call the functions
+SET ROLE regress_nobody;
+SELECT treble_sync.add_table('priv_sends', 'wh', key_columns => '{deployment_id}');
+SELECT treble_sync.alter_table('priv_sends', enabled => false);
+SELECT treble_sync.remove_table('priv_sends');
+SELECT * FROM treble_sync.sync_table('priv_sends');
+SELECT * FROM treble_sync.resync('priv_sends');
+-- but it may watch
+SELECT table_name, last_status FROM treble_sync.status WHERE table_name = 'priv_sends';
+RESET ROLE;
+
+-- an admin may not change a registration whose copy it does not own
+SET ROLE regress_reader_only;
+SELECT treble_sync.alter_table('priv_sends', enabled => false);
+SELECT treble_sync.remove_table('priv_sends');
+RESET ROLE;
+
+-- the scheduler role may not configure
+SET ROLE regress_syncer;
+SELECT treble_sync.alter_table('priv_sends', enabled => false);
+RESET ROLE;
+
 -- with the rights: the cycle runs as that role
 SET ROLE regress_syncer;
 SELECT status, rows_inserted, run_by FROM treble_sync.sync_table('priv_sends');
@@ -53,5 +79,5 @@ SET ROLE regress_reader_only;
 SELECT usename, umoptions FROM pg_user_mappings WHERE srvname = 'wh' AND usename = 'regress_syncer';
 RESET ROLE;
 
-DROP OWNED BY regress_syncer, regress_reader_only;
-DROP ROLE regress_syncer, regress_reader_only;
+DROP OWNED BY regress_syncer, regress_reader_only, regress_nobody;
+DROP ROLE regress_syncer, regress_reader_only, regress_nobody;

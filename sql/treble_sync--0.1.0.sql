@@ -454,3 +454,48 @@ RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT string_agg(line, E'\n' ORDER BY k, o, line) || E'\n# EOF\n' FROM lines
 $$;
 COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last run duration, failures, rows and runs per table';
+
+-- ---------------------------------------------------------------------------
+-- Who may do what.  treble_sync_admin configures: it may create servers of
+-- the wrapper, and register, change, remove, schedule and run tables.  Other
+-- roles may read the catalog, the run log and the status, and nothing else
+-- until granted: to let a role only run cycles (a scheduler), grant it
+-- EXECUTE on sync_table (or sync_all), USAGE on the server, a user mapping,
+-- and SELECT, INSERT, UPDATE, DELETE on the copy.  Every function checks the
+-- caller's own rights on the server and the copy as well; none is SECURITY
+-- DEFINER.  The role is cluster-wide and outlives the extension.
+-- ---------------------------------------------------------------------------
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'treble_sync_admin') THEN
+        CREATE ROLE treble_sync_admin NOLOGIN;
+    END IF;
+END
+$$;
+GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO treble_sync_admin;
+REVOKE EXECUTE ON FUNCTION
+    treble_sync.add_table(text, name, text[], text, text, interval, text, text, interval, integer,
+                          text, text, integer, integer, integer),
+    treble_sync.alter_table(text, boolean, text, text[], text, text, text, interval, interval,
+                            integer, text, integer, integer, integer),
+    treble_sync.remove_table(text, boolean),
+    treble_sync.sync_table(text),
+    treble_sync.sync_all(name),
+    treble_sync.resync(text),
+    treble_sync.schedule(text, text),
+    treble_sync.schedule_all(text, name),
+    treble_sync.unschedule(text)
+FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    treble_sync.add_table(text, name, text[], text, text, interval, text, text, interval, integer,
+                          text, text, integer, integer, integer),
+    treble_sync.alter_table(text, boolean, text, text[], text, text, text, interval, interval,
+                            integer, text, integer, integer, integer),
+    treble_sync.remove_table(text, boolean),
+    treble_sync.sync_table(text),
+    treble_sync.sync_all(name),
+    treble_sync.resync(text),
+    treble_sync.schedule(text, text),
+    treble_sync.schedule_all(text, name),
+    treble_sync.unschedule(text)
+TO treble_sync_admin;
