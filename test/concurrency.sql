@@ -55,13 +55,25 @@ BEGIN
 END
 $$;
 
+-- count the copy in a loop until the other session's query ends
+CREATE OR REPLACE FUNCTION pg_temp.read_sums_while_busy(conn text)
+RETURNS TABLE (n bigint, total bigint) LANGUAGE plpgsql AS $$
+BEGIN
+    LOOP
+        RETURN QUERY SELECT count(*), coalesce(sum(deployment_id), 0) FROM tap_sends;
+        EXIT WHEN dblink_is_busy(conn) = 0;
+        PERFORM pg_sleep(0.005);
+    END LOOP;
+END
+$$;
+
 SELECT dblink_connect('locker', current_setting('treble_test.wh_libpq')) \g /dev/null
 SELECT dblink_connect('caller', format('dbname=%s host=%s port=%s user=%s', current_database(),
        split_part(current_setting('unix_socket_directories'), ',', 1),
        current_setting('port'), current_user)) \g /dev/null
 RESET client_min_messages;
 
-SELECT plan(20);
+SELECT plan(24);
 
 -- 1. a second cycle while one is in flight returns 'skipped' at once
 SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
@@ -144,6 +156,37 @@ SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
 -- 4. and the next cycle converges
 SELECT is(status, 'success', 'the next cycle succeeds') FROM treble_sync.sync_table('tap_sends');
 SELECT is(count(*), 2::bigint, 'the copy has both rows') FROM tap_sends;
+
+-- 5. four sessions sync the same table at once: one runs, three are skipped
+SELECT dblink_connect('c' || i, format('dbname=%s host=%s port=%s user=%s', current_database(),
+       split_part(current_setting('unix_socket_directories'), ',', 1),
+       current_setting('port'), current_user)) FROM generate_series(1, 4) i \g /dev/null
+SELECT dblink_exec(current_setting('treble_test.wh_libpq'),
+       $$INSERT INTO tap_sends VALUES (3, '2026-11-29', '2026-11-29 01:00')$$) \g /dev/null
+SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
+SELECT dblink_send_query('c' || i, $$SELECT status FROM treble_sync.sync_table('tap_sends')$$)
+FROM generate_series(1, 4) i \g /dev/null
+SELECT pg_sleep(1) \g /dev/null
+SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
+SELECT is(array_agg(status ORDER BY status), ARRAY['skipped', 'skipped', 'skipped', 'success'],
+          'four sessions at once: one cycle runs, three are skipped')
+FROM generate_series(1, 4) i, LATERAL dblink_get_result('c' || i) AS t(status text);
+SELECT dblink_disconnect('c' || i) FROM generate_series(1, 4) i \g /dev/null
+
+-- 6. a reader counting and summing the copy during cycles sees the state
+-- before a cycle or after it, never a mix
+SELECT dblink_exec(current_setting('treble_test.wh_libpq'), $$
+    INSERT INTO tap_sends SELECT g, '2026-11-29', '2026-11-29 02:00' FROM generate_series(100, 20099) g
+$$) \g /dev/null
+SELECT dblink_send_query('caller', $$SELECT status FROM treble_sync.sync_table('tap_sends')$$) \g /dev/null
+CREATE TEMP TABLE seen_sums AS SELECT * FROM pg_temp.read_sums_while_busy('caller');
+SELECT is(status, 'success', 'the cycle under the reader succeeds')
+FROM dblink_get_result('caller') AS t(status text);
+SELECT dblink_get_result('caller') \g /dev/null
+SELECT ok((SELECT count(*) FROM seen_sums) >= 2, 'the reader read the copy during the cycle');
+SELECT ok((SELECT array_agg(DISTINCT n ORDER BY n) FROM seen_sums) <@ ARRAY[3, 20003]::bigint[],
+          'the reader saw 3 rows or 20,003, nothing in between');
+
 
 SELECT * FROM finish();
 \set QUIET 1
