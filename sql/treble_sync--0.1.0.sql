@@ -32,6 +32,7 @@ CREATE TABLE treble_sync.tables (
     login_timeout integer CHECK (login_timeout BETWEEN 0 AND 86400),
     query_timeout integer CHECK (query_timeout BETWEEN 0 AND 86400),
     max_retries   integer CHECK (max_retries BETWEEN 0 AND 10),
+    max_delete_ratio real NOT NULL DEFAULT 0.5 CHECK (max_delete_ratio BETWEEN 0 AND 1),
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
     load_cut      text,
@@ -146,7 +147,8 @@ CREATE FUNCTION treble_sync.add_table(
     cursor_overlap text    DEFAULT NULL,
     login_timeout integer  DEFAULT NULL,
     query_timeout integer  DEFAULT NULL,
-    max_retries   integer  DEFAULT NULL)
+    max_retries   integer  DEFAULT NULL,
+    max_delete_ratio real  DEFAULT 0.5)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -188,7 +190,8 @@ CREATE FUNCTION treble_sync.alter_table(
     new_name      text     DEFAULT NULL,
     login_timeout integer  DEFAULT NULL,
     query_timeout integer  DEFAULT NULL,
-    max_retries   integer  DEFAULT NULL)
+    max_retries   integer  DEFAULT NULL,
+    max_delete_ratio real  DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_alter_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -473,29 +476,17 @@ BEGIN
 END
 $$;
 GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO treble_sync_admin;
-REVOKE EXECUTE ON FUNCTION
-    treble_sync.add_table(text, name, text[], text, text, interval, text, text, interval, integer,
-                          text, text, integer, integer, integer),
-    treble_sync.alter_table(text, boolean, text, text[], text, text, text, interval, interval,
-                            integer, text, integer, integer, integer),
-    treble_sync.remove_table(text, boolean),
-    treble_sync.sync_table(text),
-    treble_sync.sync_all(name),
-    treble_sync.resync(text),
-    treble_sync.schedule(text, text),
-    treble_sync.schedule_all(text, name),
-    treble_sync.unschedule(text)
-FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION
-    treble_sync.add_table(text, name, text[], text, text, interval, text, text, interval, integer,
-                          text, text, integer, integer, integer),
-    treble_sync.alter_table(text, boolean, text, text[], text, text, text, interval, interval,
-                            integer, text, integer, integer, integer),
-    treble_sync.remove_table(text, boolean),
-    treble_sync.sync_table(text),
-    treble_sync.sync_all(name),
-    treble_sync.resync(text),
-    treble_sync.schedule(text, text),
-    treble_sync.schedule_all(text, name),
-    treble_sync.unschedule(text)
-TO treble_sync_admin;
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+             WHERE p.pronamespace = 'treble_sync'::regnamespace
+               AND p.proname IN ('add_table', 'alter_table', 'remove_table', 'sync_table',
+                                 'sync_all', 'resync', 'schedule', 'schedule_all', 'unschedule')
+    LOOP
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO treble_sync_admin', f);
+    END LOOP;
+END
+$$;

@@ -121,7 +121,8 @@ static const char *table_select =
 " local_table::oid, key_columns, columns, cursor_column, event_column,"
 " hot_window, enabled, watermark, initial_chunk, parallel, load_cut,"
 " mode, cursor_kind, cursor_overlap,"
-" coalesce(login_timeout, -1), coalesce(query_timeout, -1), coalesce(max_retries, -1)"
+" coalesce(login_timeout, -1), coalesce(query_timeout, -1), coalesce(max_retries, -1),"
+" max_delete_ratio"
 " FROM treble_sync.tables";
 
 /* Build a TableConfig from a row of table_select, in the caller's context. */
@@ -157,6 +158,7 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->login_timeout = DatumGetInt32(SPI_getbinval(tup, desc, 20, &isnull));
 	cfg->query_timeout = DatumGetInt32(SPI_getbinval(tup, desc, 21, &isnull));
 	cfg->max_retries = DatumGetInt32(SPI_getbinval(tup, desc, 22, &isnull));
+	cfg->max_delete_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, 23, &isnull));
 	MemoryContextSwitchTo(old);
 	return cfg;
 }
@@ -427,11 +429,11 @@ Datum
 CatalogInsertTable(TableConfig *cfg, Oid owner)
 {
 	CatalogUser saved;
-	Oid			types[19] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
+	Oid			types[20] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
 		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID,
-	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID};
-	Datum		values[19];
-	char		nulls[19];
+	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT4OID};
+	Datum		values[20];
+	char		nulls[20];
 	Datum		row;
 	bool		isnull;
 
@@ -476,17 +478,19 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 	nulls[17] = cfg->query_timeout < 0 ? 'n' : ' ';
 	values[18] = Int32GetDatum(cfg->max_retries);
 	nulls[18] = cfg->max_retries < 0 ? 'n' : ' ';
+	values[19] = Float4GetDatum((float4) cfg->max_delete_ratio);
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();
 	catalog_exec("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
 				 " remote_table, local_table, key_columns, columns, cursor_column,"
 				 " event_column, hot_window, owner, initial_chunk, parallel, mode,"
-				 " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries)"
+				 " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries,"
+				 " max_delete_ratio)"
 				 " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
-				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19)"
+				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
 				 " RETURNING t",
-				 19, types, values, nulls, SPI_OK_INSERT_RETURNING);
+				 20, types, values, nulls, SPI_OK_INSERT_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
@@ -743,11 +747,11 @@ Datum
 CatalogUpdateTable(TableConfig *cfg, bool reset)
 {
 	CatalogUser saved;
-	Oid			types[17] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
+	Oid			types[18] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
 		TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INT4OID, BOOLOID, BOOLOID, TEXTARRAYOID,
-	INT4OID, INT4OID, INT4OID};
-	Datum		values[17];
-	char		nulls[17];
+	INT4OID, INT4OID, INT4OID, FLOAT4OID};
+	Datum		values[18];
+	char		nulls[18];
 	Datum		row;
 	bool		isnull;
 
@@ -786,6 +790,7 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	nulls[15] = cfg->query_timeout < 0 ? 'n' : ' ';
 	values[16] = Int32GetDatum(cfg->max_retries);
 	nulls[16] = cfg->max_retries < 0 ? 'n' : ' ';
+	values[17] = Float4GetDatum((float4) cfg->max_delete_ratio);
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();
@@ -796,10 +801,11 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 				 " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
 				 " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
 				 " columns = $14, login_timeout = $15, query_timeout = $16, max_retries = $17,"
+				 " max_delete_ratio = $18,"
 				 " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
 				 " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
 				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-				 17, types, values, nulls, SPI_OK_UPDATE_RETURNING);
+				 18, types, values, nulls, SPI_OK_UPDATE_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();

@@ -332,14 +332,45 @@ run_sql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
 	return SPI_processed;
 }
 
+/* Run a count(*) query with parameters, with the caller's privileges. */
+static int64
+count_sql_with(const char *sql, int nargs, Oid *types, Datum *values)
+{
+	bool		isnull;
+
+	run_sql(sql, nargs, types, values, SPI_OK_SELECT);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
 /* Run a count(*) query with the caller's privileges. */
 static int64
 count_sql(const char *sql)
 {
-	bool		isnull;
+	return count_sql_with(sql, 0, NULL, NULL);
+}
 
-	run_sql(sql, 0, NULL, NULL, SPI_OK_SELECT);
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+/*
+ * The mass-delete guard: a warehouse that answers empty or truncated (an
+ * outage, a half-loaded table) must not wipe the copy.  If the refresh
+ * just deleted more than max_delete_ratio of the slice it covered (the
+ * rows it deleted plus those left), fail the cycle, which rolls the
+ * deletion and everything else back.
+ */
+static void
+guard_deletes(TableConfig *cfg, int64 deleted, int64 remaining, const char *slice)
+{
+	int64		total = deleted + remaining;
+
+	if (total == 0 || (double) deleted <= cfg->max_delete_ratio * (double) total)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("refusing to delete " INT64_FORMAT " of the " INT64_FORMAT " rows of %s of \"%s\"",
+					deleted, total, slice, cfg->name),
+			 errdetail("max_delete_ratio is %g, and the warehouse's answer keeps " INT64_FORMAT " of them. Nothing of this cycle was applied.",
+					   cfg->max_delete_ratio, remaining),
+			 errhint("If the warehouse really removed them, allow it once with treble_sync.alter_table('%s', max_delete_ratio => 1), then set it back.",
+					 cfg->name)));
 }
 
 /*
@@ -546,6 +577,12 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound,
 				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1)",
 				   qlocal, ev, key_join(cfg->key_columns, "t", "s"), ev);
 	result->rows_deleted = run_sql(sql, 1, types, values, SPI_OK_DELETE);
+	if (result->rows_deleted > 0)
+		guard_deletes(cfg, result->rows_deleted,
+					  count_sql_with(psprintf("SELECT pg_catalog.count(*) FROM %s t"
+											  " WHERE t.%s OPERATOR(pg_catalog.>=) $1",
+											  qlocal, ev), 1, types, values),
+					  "the hot window");
 }
 
 /*
@@ -560,6 +597,10 @@ refresh_all(TableConfig *cfg, const char *qlocal, CycleResult *result)
 	sql = psprintf("DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s"
 				   " WHERE %s)", qlocal, key_join(cfg->key_columns, "t", "s"));
 	result->rows_deleted = run_sql(sql, 0, NULL, NULL, SPI_OK_DELETE);
+	if (result->rows_deleted > 0)
+		guard_deletes(cfg, result->rows_deleted,
+					  count_sql(psprintf("SELECT pg_catalog.count(*) FROM %s", qlocal)),
+					  "the copy");
 }
 
 /* The copy's name, schema-qualified and quoted. */

@@ -247,6 +247,11 @@ check_options(TableConfig *cfg)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("login_timeout and query_timeout must be between 0 and 86400 seconds"),
 				 errhint("NULL (or -1 in alter_table) uses the server's option.")));
+	if (!(cfg->max_delete_ratio >= 0 && cfg->max_delete_ratio <= 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_delete_ratio must be between 0 and 1"),
+				 errhint("1 lets a cycle delete every row the warehouse no longer returns.")));
 	if (cfg->max_retries > 10)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -432,6 +437,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	cfg.login_timeout = PG_ARGISNULL(12) ? -1 : non_negative(PG_GETARG_INT32(12), "login_timeout");
 	cfg.query_timeout = PG_ARGISNULL(13) ? -1 : non_negative(PG_GETARG_INT32(13), "query_timeout");
 	cfg.max_retries = PG_ARGISNULL(14) ? -1 : non_negative(PG_GETARG_INT32(14), "max_retries");
+	cfg.max_delete_ratio = PG_ARGISNULL(15) ? 0.5 : PG_GETARG_FLOAT4(15);
 	cfg.enabled = true;
 	check_options(&cfg);
 
@@ -563,6 +569,8 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 		cfg->query_timeout = Max(PG_GETARG_INT32(12), -1);
 	if (!PG_ARGISNULL(13))
 		cfg->max_retries = Max(PG_GETARG_INT32(13), -1);
+	if (!PG_ARGISNULL(14))
+		cfg->max_delete_ratio = PG_GETARG_FLOAT4(14);
 	if (!PG_ARGISNULL(10))
 	{
 		cfg->name = text_to_cstring(PG_GETARG_TEXT_PP(10));

@@ -74,6 +74,7 @@ typedef struct TableConfig
 	int			login_timeout;	/* seconds; -1: the server's */
 	int			query_timeout;	/* seconds; -1: the server's */
 	int			max_retries;	/* -1: the server's */
+	double		max_delete_ratio;	/* mass-delete guard */
 	bool		enabled;
 	char	   *watermark;		/* NULL before the first successful cycle */
 	char	   *load_cut;		/* T of a chunked first load in progress */
