@@ -148,7 +148,9 @@ CREATE FUNCTION treble_sync.add_table(
     login_timeout integer  DEFAULT NULL,
     query_timeout integer  DEFAULT NULL,
     max_retries   integer  DEFAULT NULL,
-    max_delete_ratio real  DEFAULT 0.5)
+    max_delete_ratio real  DEFAULT 0.5,
+    columns       text[]   DEFAULT NULL,
+    column_types  jsonb    DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;

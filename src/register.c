@@ -16,10 +16,13 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/value.h"
+#include "parser/parse_type.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -395,6 +398,80 @@ require_owner(TableConfig *cfg)
 }
 
 /*
+ * The columns a registration syncs, in warehouse order: all of them, or
+ * those asked for plus the key, cursor and event columns, which a cycle
+ * always needs.
+ */
+static List *
+synced_columns(TableConfig *cfg, RemoteTable *rt, List *wanted)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, wanted)
+		require_remote_column(rt, lfirst(lc), "column");
+	foreach(lc, rt->columns)
+	{
+		char	   *name = ((RemoteColumn *) lfirst(lc))->name;
+
+		if (wanted == NIL || SchemaListHasName(wanted, name) ||
+			SchemaListHasName(cfg->key_columns, name) ||
+			(cfg->cursor_column && strcmp(cfg->cursor_column, name) == 0) ||
+			(cfg->event_column && strcmp(cfg->event_column, name) == 0))
+			result = lappend(result, name);
+	}
+	return result;
+}
+
+/*
+ * column_types => '{"payload": "jsonb"}': the local type of some columns
+ * of a table add_table creates.  Each type name is parsed as PostgreSQL
+ * parses a type and written back in its canonical form, so nothing but a
+ * type name reaches the CREATE TABLE.  Returns DefElems (column, type).
+ */
+static List *
+parse_column_types(TableConfig *cfg, Datum types)
+{
+	List	   *result = NIL;
+	Oid			argtypes[1] = {JSONBOID};
+	Datum		values[1] = {types};
+	MemoryContext cxt = CurrentMemoryContext;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column_types must be a JSON object of column names and type names")));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *column = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		char	   *type = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		Oid			typid;
+		int32		typmod;
+		MemoryContext old;
+		char	   *canonical;
+
+		if (!SchemaListHasName(cfg->columns, column))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("column_types names \"%s\", which is not a synced column", column)));
+		if (type == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("column_types gives no type for column \"%s\"", column)));
+		parseTypeString(type, &typid, &typmod, false);
+		canonical = format_type_with_typemod(typid, typmod);
+		old = MemoryContextSwitchTo(cxt);
+		result = lappend(result, makeDefElem(pstrdup(column),
+											 (Node *) makeString(pstrdup(canonical)), -1));
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return result;
+}
+
+/*
  * add_table(remote_table, server, key_columns, event_column, cursor_column,
  *			 hot_window, local_table, name, initial_chunk, parallel, mode,
  *			 cursor_overlap, login_timeout, query_timeout, max_retries)
@@ -407,10 +484,10 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	TableConfig cfg;
 	char	   *remote_input;
 	RemoteTable *rt;
-	ListCell   *lc;
 	char	   *local_schema = NULL;
 	char	   *local_name;
 	char	   *other;
+	List	   *type_overrides = NIL;
 
 	memset(&cfg, 0, sizeof(cfg));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -451,8 +528,10 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(2))
 		cfg.key_columns = names_from_array(PG_GETARG_ARRAYTYPE_P(2), "key_columns");
 	check_against_warehouse(&cfg, rt);
-	foreach(lc, rt->columns)
-		cfg.columns = lappend(cfg.columns, ((RemoteColumn *) lfirst(lc))->name);
+	cfg.columns = synced_columns(&cfg, rt, PG_ARGISNULL(16) ? NIL :
+								 names_from_array(PG_GETARG_ARRAYTYPE_P(16), "columns"));
+	if (!PG_ARGISNULL(17))
+		type_overrides = parse_column_types(&cfg, PG_GETARG_DATUM(17));
 
 	/* the local copy: create it, or check the one that is there */
 	if (PG_ARGISNULL(6))
@@ -481,11 +560,18 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("local table \"%s\" already receives table \"%s\"", local_name, other),
 					 errhint("Give this registration its own local_table.")));
+		if (type_overrides != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("column_types applies only to a local table that add_table creates"),
+					 errdetail("Local table \"%s\" exists already.", local_name),
+					 errhint("Change the column types of the existing table with ALTER TABLE.")));
 		check_local_table(&cfg);
 	}
 	else
-		cfg.local_relid = SchemaCreateLocalTable(local_schema, local_name, rt,
-												 cfg.key_columns, cfg.event_column);
+		cfg.local_relid = SchemaCreateLocalTable(local_schema, local_name, rt, cfg.columns,
+												 cfg.key_columns, cfg.event_column,
+												 type_overrides);
 
 	if (cfg.event_column == NULL && cfg.mode == SYNC_UPSERT)
 		ereport(NOTICE,

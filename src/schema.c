@@ -290,7 +290,8 @@ SchemaLocalTypeFor(RemoteColumn *col)
  */
 Oid
 SchemaCreateLocalTable(const char *schema, const char *relname, RemoteTable *rt,
-					   List *key_columns, const char *event_column)
+					   List *columns, List *key_columns, const char *event_column,
+					   List *type_overrides)
 {
 	StringInfoData sql;
 	char	   *qname;
@@ -306,9 +307,20 @@ SchemaCreateLocalTable(const char *schema, const char *relname, RemoteTable *rt,
 	foreach(lc, rt->columns)
 	{
 		RemoteColumn *col = lfirst(lc);
+		const char *type = SchemaLocalTypeFor(col);
+		ListCell   *lc2;
 
+		if (!SchemaListHasName(columns, col->name))
+			continue;
+		foreach(lc2, type_overrides)
+		{
+			DefElem    *def = lfirst(lc2);
+
+			if (strcmp(def->defname, col->name) == 0)
+				type = strVal(def->arg);
+		}
 		appendStringInfo(&sql, "%s%s %s", first ? "" : ", ",
-						 quote_identifier(col->name), SchemaLocalTypeFor(col));
+						 quote_identifier(col->name), type);
 		first = false;
 	}
 	appendStringInfoString(&sql, ", PRIMARY KEY (");

@@ -248,8 +248,8 @@ extern RemoteColumn *SchemaFindColumn(RemoteTable *rt, const char *name);
 extern bool SchemaListHasName(List *names, const char *name);
 extern char *SchemaLocalTypeFor(RemoteColumn *col);
 extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,
-								   RemoteTable *rt, List *key_columns,
-								   const char *event_column);
+								   RemoteTable *rt, List *columns, List *key_columns,
+								   const char *event_column, List *type_overrides);
 extern void SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns);
 
 /* ------------------------------------------------------------------------
