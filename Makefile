@@ -32,3 +32,6 @@ PG_CPPFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initialize
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# Every object depends on the shared header (PGXS tracks no dependencies).
+$(OBJS): src/treble_sync.h

@@ -29,3 +29,30 @@ SELECT name, columns FROM treble_sync.add_table('wide', 'wh', event_column => 's
 SELECT status, rows_inserted FROM treble_sync.sync_table('wide');
 SELECT * FROM wide;
 SELECT payload -> 'a' -> 1 AS second FROM wide;
+
+-- masking at ingest: a salted SHA-256 instead of the value
+SELECT wh($$
+    DROP TABLE IF EXISTS contacts;
+    CREATE TABLE contacts (id int PRIMARY KEY, user_phone text, user_id bigint, synced_at timestamp);
+    INSERT INTO contacts VALUES (1, '+34 600 000 001', 42, '2026-11-28'), (2, '+34 600 000 001', 42, '2026-11-28'),
+                                (3, '+34 600 000 002', NULL, '2026-11-28');
+$$);
+SELECT treble_sync.add_table('contacts', 'wh', mask => '{"user_phone": "md5"}');
+SELECT treble_sync.add_table('contacts', 'wh', mask => '{"nope": "sha256"}');
+SELECT name, mask FROM treble_sync.add_table('contacts', 'wh',
+    mask => '{"user_phone": "sha256", "user_id": "sha256"}');
+\d contacts
+SELECT status FROM treble_sync.sync_table('contacts');
+SELECT c.id,
+       c.user_phone = encode(sha256(s.salt || convert_to('+34 600 000 00' || (CASE WHEN c.id = 3 THEN 2 ELSE 1 END), 'UTF8')), 'hex') AS phone_hashed,
+       c.user_id IS NOT DISTINCT FROM CASE WHEN c.id < 3 THEN encode(sha256(s.salt || convert_to('42', 'UTF8')), 'hex') END AS id_hashed,
+       length(c.user_phone) AS len
+FROM contacts c, (SELECT salt FROM treble_sync.mask_salt ORDER BY created_at LIMIT 1) s ORDER BY c.id;
+SELECT count(DISTINCT user_phone) AS distinct_phones FROM contacts;
+SELECT count(*) AS clear_values FROM contacts WHERE user_phone LIKE '+34%';
+-- nobody but the extension's owner reads the salt
+CREATE ROLE regress_curious;
+SET ROLE regress_curious;
+SELECT salt FROM treble_sync.mask_salt;
+RESET ROLE;
+DROP ROLE regress_curious;

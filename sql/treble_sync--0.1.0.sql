@@ -33,6 +33,7 @@ CREATE TABLE treble_sync.tables (
     query_timeout integer CHECK (query_timeout BETWEEN 0 AND 86400),
     max_retries   integer CHECK (max_retries BETWEEN 0 AND 10),
     max_delete_ratio real NOT NULL DEFAULT 0.5 CHECK (max_delete_ratio BETWEEN 0 AND 1),
+    mask          jsonb,
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
     load_cut      text,
@@ -87,6 +88,18 @@ CREATE TABLE treble_sync.load_chunks (
 );
 COMMENT ON TABLE treble_sync.load_chunks IS
     'chunks of first loads in progress: [lo, hi) of the event (or cursor) column, all at the same cut';
+
+-- The salt of masked columns: random, made at CREATE EXTENSION, readable
+-- by the extension's owner only.  It is dumped with the configuration, so a
+-- restored database keeps its hashes: the oldest row is the one in use.
+CREATE TABLE treble_sync.mask_salt (
+    salt       bytea NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+INSERT INTO treble_sync.mask_salt (salt)
+SELECT decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex');
+REVOKE ALL ON treble_sync.mask_salt FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('treble_sync.mask_salt', '');
 
 -- The configuration survives pg_dump; the run log is history, not configuration.
 SELECT pg_catalog.pg_extension_config_dump('treble_sync.tables', '');
@@ -150,7 +163,8 @@ CREATE FUNCTION treble_sync.add_table(
     max_retries   integer  DEFAULT NULL,
     max_delete_ratio real  DEFAULT 0.5,
     columns       text[]   DEFAULT NULL,
-    column_types  jsonb    DEFAULT NULL)
+    column_types  jsonb    DEFAULT NULL,
+    mask          jsonb    DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -193,7 +207,8 @@ CREATE FUNCTION treble_sync.alter_table(
     login_timeout integer  DEFAULT NULL,
     query_timeout integer  DEFAULT NULL,
     max_retries   integer  DEFAULT NULL,
-    max_delete_ratio real  DEFAULT NULL)
+    max_delete_ratio real  DEFAULT NULL,
+    mask          jsonb    DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_alter_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;

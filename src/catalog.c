@@ -122,7 +122,8 @@ static const char *table_select =
 " hot_window, enabled, watermark, initial_chunk, parallel, load_cut,"
 " mode, cursor_kind, cursor_overlap,"
 " coalesce(login_timeout, -1), coalesce(query_timeout, -1), coalesce(max_retries, -1),"
-" max_delete_ratio"
+" max_delete_ratio,"
+" ARRAY(SELECT pg_catalog.jsonb_object_keys(mask))"
 " FROM treble_sync.tables";
 
 /* Build a TableConfig from a row of table_select, in the caller's context. */
@@ -159,6 +160,7 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->query_timeout = DatumGetInt32(SPI_getbinval(tup, desc, 21, &isnull));
 	cfg->max_retries = DatumGetInt32(SPI_getbinval(tup, desc, 22, &isnull));
 	cfg->max_delete_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, 23, &isnull));
+	cfg->masked_columns = list_from_text_array(SPI_getbinval(tup, desc, 24, &isnull));
 	MemoryContextSwitchTo(old);
 	return cfg;
 }
@@ -429,11 +431,12 @@ Datum
 CatalogInsertTable(TableConfig *cfg, Oid owner)
 {
 	CatalogUser saved;
-	Oid			types[20] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
+	Oid			types[21] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
 		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID,
-	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT4OID};
-	Datum		values[20];
-	char		nulls[20];
+	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT4OID,
+	TEXTARRAYOID};
+	Datum		values[21];
+	char		nulls[21];
 	Datum		row;
 	bool		isnull;
 
@@ -479,6 +482,7 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 	values[18] = Int32GetDatum(cfg->max_retries);
 	nulls[18] = cfg->max_retries < 0 ? 'n' : ' ';
 	values[19] = Float4GetDatum((float4) cfg->max_delete_ratio);
+	values[20] = text_array_from_list(cfg->masked_columns);
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();
@@ -486,11 +490,12 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 				 " remote_table, local_table, key_columns, columns, cursor_column,"
 				 " event_column, hot_window, owner, initial_chunk, parallel, mode,"
 				 " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries,"
-				 " max_delete_ratio)"
+				 " max_delete_ratio, mask)"
 				 " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
-				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
+				 " (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($21) c))"
 				 " RETURNING t",
-				 20, types, values, nulls, SPI_OK_INSERT_RETURNING);
+				 21, types, values, nulls, SPI_OK_INSERT_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
@@ -747,11 +752,11 @@ Datum
 CatalogUpdateTable(TableConfig *cfg, bool reset)
 {
 	CatalogUser saved;
-	Oid			types[18] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
+	Oid			types[19] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
 		TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INT4OID, BOOLOID, BOOLOID, TEXTARRAYOID,
-	INT4OID, INT4OID, INT4OID, FLOAT4OID};
-	Datum		values[18];
-	char		nulls[18];
+	INT4OID, INT4OID, INT4OID, FLOAT4OID, TEXTARRAYOID};
+	Datum		values[19];
+	char		nulls[19];
 	Datum		row;
 	bool		isnull;
 
@@ -791,6 +796,7 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	values[16] = Int32GetDatum(cfg->max_retries);
 	nulls[16] = cfg->max_retries < 0 ? 'n' : ' ';
 	values[17] = Float4GetDatum((float4) cfg->max_delete_ratio);
+	values[18] = text_array_from_list(cfg->masked_columns);
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();
@@ -802,10 +808,11 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 				 " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
 				 " columns = $14, login_timeout = $15, query_timeout = $16, max_retries = $17,"
 				 " max_delete_ratio = $18,"
+				 " mask = (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($19) c),"
 				 " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
 				 " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
 				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-				 18, types, values, nulls, SPI_OK_UPDATE_RETURNING);
+				 19, types, values, nulls, SPI_OK_UPDATE_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
@@ -871,4 +878,34 @@ CatalogSetRunDetails(int64 run_id, int attempts, const char *cut)
 				 3, types, values, nulls, SPI_OK_UPDATE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
+}
+
+/* The salt of masked columns (as the extension's owner: nobody else reads it). */
+bytea *
+CatalogMaskSalt(void)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	MemoryContext cxt = CurrentMemoryContext;
+	bytea	   *salt;
+	bool		isnull;
+	Datum		d;
+
+	SPI_connect();
+	catalog_exec("SELECT salt FROM treble_sync.mask_salt ORDER BY created_at LIMIT 1",
+				 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("treble_sync has no mask salt"),
+				 errhint("Recreate the extension, or insert a random salt into treble_sync.mask_salt as its owner.")));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		salt = DatumGetByteaPCopy(d);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return salt;
 }

@@ -472,6 +472,65 @@ parse_column_types(TableConfig *cfg, Datum types)
 }
 
 /*
+ * mask => '{"user_phone": "sha256"}': columns stored as a salted SHA-256 of
+ * their value.  Returns the column names.
+ */
+static List *
+parse_mask(TableConfig *cfg, Datum mask)
+{
+	List	   *result = NIL;
+	Oid			argtypes[1] = {JSONBOID};
+	Datum		values[1] = {mask};
+	MemoryContext cxt = CurrentMemoryContext;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the mask option");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *column = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		char	   *how = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		MemoryContext old;
+
+		if (!SchemaListHasName(cfg->columns, column))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mask names \"%s\", which is not a synced column", column)));
+		if (how == NULL || strcmp(how, "sha256") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mask of column \"%s\" must be \"sha256\", not \"%s\"",
+							column, how ? how : "null")));
+		old = MemoryContextSwitchTo(cxt);
+		result = lappend(result, pstrdup(column));
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return result;
+}
+
+/* A masked column holds 64 hex characters: its local type must be text. */
+static void
+check_masked_columns(TableConfig *cfg)
+{
+	ListCell   *lc;
+
+	foreach(lc, cfg->masked_columns)
+	{
+		char	   *column = lfirst(lc);
+		Oid			type = get_atttype(cfg->local_relid, get_attnum(cfg->local_relid, column));
+
+		if (type != TEXTOID && type != VARCHAROID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("masked column \"%s\" must be text in the local table, not %s",
+							column, format_type_be(type)),
+					 errhint("ALTER TABLE ... ALTER COLUMN %s TYPE text;", quote_identifier(column))));
+	}
+}
+
+/*
  * add_table(remote_table, server, key_columns, event_column, cursor_column,
  *			 hot_window, local_table, name, initial_chunk, parallel, mode,
  *			 cursor_overlap, login_timeout, query_timeout, max_retries)
@@ -484,6 +543,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	TableConfig cfg;
 	char	   *remote_input;
 	RemoteTable *rt;
+	ListCell   *lc;
 	char	   *local_schema = NULL;
 	char	   *local_name;
 	char	   *other;
@@ -532,6 +592,13 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 								 names_from_array(PG_GETARG_ARRAYTYPE_P(16), "columns"));
 	if (!PG_ARGISNULL(17))
 		type_overrides = parse_column_types(&cfg, PG_GETARG_DATUM(17));
+	if (!PG_ARGISNULL(18))
+	{
+		cfg.masked_columns = parse_mask(&cfg, PG_GETARG_DATUM(18));
+		foreach(lc, cfg.masked_columns)
+			type_overrides = lappend(type_overrides,
+									 makeDefElem(lfirst(lc), (Node *) makeString("text"), -1));
+	}
 
 	/* the local copy: create it, or check the one that is there */
 	if (PG_ARGISNULL(6))
@@ -572,6 +639,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 		cfg.local_relid = SchemaCreateLocalTable(local_schema, local_name, rt, cfg.columns,
 												 cfg.key_columns, cfg.event_column,
 												 type_overrides);
+	check_masked_columns(&cfg);
 
 	if (cfg.event_column == NULL && cfg.mode == SYNC_UPSERT)
 		ereport(NOTICE,
@@ -657,6 +725,12 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 		cfg->max_retries = Max(PG_GETARG_INT32(13), -1);
 	if (!PG_ARGISNULL(14))
 		cfg->max_delete_ratio = PG_GETARG_FLOAT4(14);
+	if (!PG_ARGISNULL(15))
+	{
+		cfg->masked_columns = parse_mask(cfg, PG_GETARG_DATUM(15));
+		if (get_rel_name(cfg->local_relid) != NULL)
+			check_masked_columns(cfg);
+	}
 	if (!PG_ARGISNULL(10))
 	{
 		cfg->name = text_to_cstring(PG_GETARG_TEXT_PP(10));

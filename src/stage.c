@@ -18,6 +18,8 @@
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "commands/copy.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -47,6 +49,9 @@ typedef struct StageFeed
 	int			ncols;
 	bool	   *is_binary;		/* fetched as bytes, emitted as \x hex */
 	FetchKind  *kind;			/* how each column arrives */
+	bool	   *is_masked;		/* stored as a salted SHA-256 hex */
+	bytea	   *salt;			/* the mask salt, if any column is masked */
+	StringInfoData plain;		/* a masked value before hashing */
 	bool	   *is_key;			/* a NULL here fails the cycle */
 	char	  **names;
 	StringInfoData line;		/* the current row as a COPY text line */
@@ -185,6 +190,62 @@ report_progress(void)
 }
 
 /*
+ * Append, instead of a value, the hex SHA-256 of the mask salt followed by
+ * the value's text (its raw bytes for binary data).  The same value always
+ * gives the same hash in one database, so joins on it still work; the
+ * clear value goes nowhere.
+ */
+static void
+append_masked(int col, const char *data, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	pg_cryptohash_ctx *ctx;
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	const char *text = data;
+	size_t		text_len = len;
+
+	resetStringInfo(&feed->plain);
+	switch (feed->kind[col])
+	{
+		case FETCH_BINARY:
+			break;
+		case FETCH_INT64:
+			enlargeStringInfo(&feed->plain, MAXINT8LEN + 1);
+			feed->plain.len = pg_lltoa(*(const SQLBIGINT *) data, feed->plain.data);
+			text = feed->plain.data;
+			text_len = feed->plain.len;
+			break;
+		case FETCH_TIMESTAMP:
+			append_copy_timestamp(&feed->plain, (const SQL_TIMESTAMP_STRUCT *) data);
+			text = feed->plain.data;
+			text_len = feed->plain.len;
+			break;
+		case FETCH_TEXT:
+			OdbcAppendUtf16(&feed->plain, (const SQLWCHAR *) data, len / sizeof(SQLWCHAR), false);
+			text = feed->plain.data;
+			text_len = feed->plain.len;
+			break;
+	}
+
+	ctx = pg_cryptohash_create(PG_SHA256);
+	if (pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) VARDATA_ANY(feed->salt),
+							 VARSIZE_ANY_EXHDR(feed->salt)) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) text, text_len) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
+
+	enlargeStringInfo(&feed->line, PG_SHA256_DIGEST_LENGTH * 2);
+	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+	{
+		feed->line.data[feed->line.len++] = hex[digest[i] >> 4];
+		feed->line.data[feed->line.len++] = hex[digest[i] & 0xF];
+	}
+	feed->line.data[feed->line.len] = '\0';
+}
+
+/*
  * Turn the next warehouse row into feed->line, one COPY text line,
  * fetching a new block when the current one is used up.  Returns false at
  * the end of the result.
@@ -230,6 +291,12 @@ stage_next_row(void)
 			continue;
 		}
 		before = feed->line.len;
+		if (feed->is_masked[i])
+		{
+			append_masked(i, data, len);
+			feed->result->bytes_pulled += feed->line.len - before;
+			continue;
+		}
 		switch (feed->kind[i])
 		{
 			case FETCH_BINARY:
@@ -306,6 +373,8 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	state.ncols = list_length(cfg->columns);
 	state.is_binary = palloc0(sizeof(bool) * state.ncols);
 	state.is_key = palloc0(sizeof(bool) * state.ncols);
+	state.is_masked = palloc0(sizeof(bool) * state.ncols);
+	initStringInfo(&state.plain);
 	state.names = palloc0(sizeof(char *) * state.ncols);
 	initStringInfo(&state.line);
 
@@ -315,6 +384,9 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 
 		state.names[i] = name;
 		state.is_key[i] = SchemaListHasName(cfg->key_columns, name);
+		state.is_masked[i] = SchemaListHasName(cfg->masked_columns, name);
+		if (state.is_masked[i] && state.salt == NULL)
+			state.salt = CatalogMaskSalt();
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
 		i++;
 	}

@@ -75,6 +75,7 @@ typedef struct TableConfig
 	int			query_timeout;	/* seconds; -1: the server's */
 	int			max_retries;	/* -1: the server's */
 	double		max_delete_ratio;	/* mass-delete guard */
+	List	   *masked_columns;	/* stored as a salted SHA-256 of their value */
 	bool		enabled;
 	char	   *watermark;		/* NULL before the first successful cycle */
 	char	   *load_cut;		/* T of a chunked first load in progress */
@@ -218,6 +219,7 @@ extern CursorKind CatalogParseCursorKind(const char *name);
 extern Datum CatalogUpdateTable(TableConfig *cfg, bool reset);
 extern void CatalogDeleteTable(int32 table_id);
 extern void CatalogAfterRun(int64 run_id);
+extern bytea *CatalogMaskSalt(void);
 extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut);
 
 /* ------------------------------------------------------------------------
