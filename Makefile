@@ -15,6 +15,7 @@ OBJS = \
 	src/schema.o \
 	src/stage.o \
 	src/cycle.o \
+	src/drift.o \
 	src/load.o \
 	src/worker.o \
 	src/register.o \

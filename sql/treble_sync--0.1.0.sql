@@ -34,6 +34,9 @@ CREATE TABLE treble_sync.tables (
     max_retries   integer CHECK (max_retries BETWEEN 0 AND 10),
     max_delete_ratio real NOT NULL DEFAULT 0.5 CHECK (max_delete_ratio BETWEEN 0 AND 1),
     mask          jsonb,
+    schema_drift  text NOT NULL DEFAULT 'halt' CHECK (schema_drift IN ('halt', 'auto_accept', 'ignore')),
+    all_columns   boolean NOT NULL DEFAULT true,
+    remote_columns jsonb,
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
     load_cut      text,
@@ -63,6 +66,7 @@ CREATE TABLE treble_sync.runs (
     bytes_pulled    bigint NOT NULL DEFAULT 0,
     attempts        integer NOT NULL DEFAULT 1,
     cut             text,
+    drift           text,
     error           text,
     worker_pid      integer,
     run_by          regrole
@@ -164,7 +168,8 @@ CREATE FUNCTION treble_sync.add_table(
     max_delete_ratio real  DEFAULT 0.5,
     columns       text[]   DEFAULT NULL,
     column_types  jsonb    DEFAULT NULL,
-    mask          jsonb    DEFAULT NULL)
+    mask          jsonb    DEFAULT NULL,
+    schema_drift  text     DEFAULT 'halt')
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -208,7 +213,8 @@ CREATE FUNCTION treble_sync.alter_table(
     query_timeout integer  DEFAULT NULL,
     max_retries   integer  DEFAULT NULL,
     max_delete_ratio real  DEFAULT NULL,
-    mask          jsonb    DEFAULT NULL)
+    mask          jsonb    DEFAULT NULL,
+    schema_drift  text     DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_alter_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;

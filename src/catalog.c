@@ -17,6 +17,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -123,7 +124,10 @@ static const char *table_select =
 " mode, cursor_kind, cursor_overlap,"
 " coalesce(login_timeout, -1), coalesce(query_timeout, -1), coalesce(max_retries, -1),"
 " max_delete_ratio,"
-" ARRAY(SELECT pg_catalog.jsonb_object_keys(mask))"
+" ARRAY(SELECT pg_catalog.jsonb_object_keys(mask)),"
+" schema_drift, all_columns,"
+" ARRAY(SELECT k FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
+" ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k)"
 " FROM treble_sync.tables";
 
 /* Build a TableConfig from a row of table_select, in the caller's context. */
@@ -161,6 +165,18 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->max_retries = DatumGetInt32(SPI_getbinval(tup, desc, 22, &isnull));
 	cfg->max_delete_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, 23, &isnull));
 	cfg->masked_columns = list_from_text_array(SPI_getbinval(tup, desc, 24, &isnull));
+	cfg->schema_drift = CatalogParseDrift(spi_text_or_null(tup, desc, 25));
+	cfg->all_columns = DatumGetBool(SPI_getbinval(tup, desc, 26, &isnull));
+	{
+		List	   *names = list_from_text_array(SPI_getbinval(tup, desc, 27, &isnull));
+		List	   *sigs = list_from_text_array(SPI_getbinval(tup, desc, 28, &isnull));
+		ListCell   *n;
+		ListCell   *g;
+
+		forboth(n, names, g, sigs)
+			cfg->remote_columns = lappend(cfg->remote_columns,
+										  makeDefElem(lfirst(n), (Node *) makeString(lfirst(g)), -1));
+	}
 	MemoryContextSwitchTo(old);
 	return cfg;
 }
@@ -862,20 +878,25 @@ CatalogAfterRun(int64 run_id)
 	CatalogRestoreUser(saved);
 }
 
-/* Record how many attempts a run took and the cut it froze, if any. */
+/*
+ * Record how many attempts a run took, the cut it froze and the schema
+ * drift it saw, if any.
+ */
 void
-CatalogSetRunDetails(int64 run_id, int attempts, const char *cut)
+CatalogSetRunDetails(int64 run_id, int attempts, const char *cut, const char *drift)
 {
 	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[3] = {INT8OID, INT4OID, TEXTOID};
-	Datum		values[3] = {Int64GetDatum(run_id), Int32GetDatum(attempts),
-	cut ? CStringGetTextDatum(cut) : (Datum) 0};
-	char		nulls[3] = {' ', ' ', cut ? ' ' : 'n'};
+	Oid			types[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
+	Datum		values[4] = {Int64GetDatum(run_id), Int32GetDatum(attempts),
+		cut ? CStringGetTextDatum(cut) : (Datum) 0,
+	drift ? CStringGetTextDatum(drift) : (Datum) 0};
+	char		nulls[4] = {' ', ' ', cut ? ' ' : 'n', drift ? ' ' : 'n'};
 
 	SPI_connect();
-	catalog_exec("UPDATE treble_sync.runs SET attempts = $2, cut = coalesce($3, cut)"
+	catalog_exec("UPDATE treble_sync.runs SET attempts = $2, cut = coalesce($3, cut),"
+				 " drift = coalesce($4, drift)"
 				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
-				 3, types, values, nulls, SPI_OK_UPDATE);
+				 4, types, values, nulls, SPI_OK_UPDATE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }
@@ -908,4 +929,78 @@ CatalogMaskSalt(void)
 	SPI_finish();
 	CatalogRestoreUser(saved);
 	return salt;
+}
+
+/* The catalog's name of a drift policy, and back. */
+const char *
+CatalogDriftName(DriftPolicy policy)
+{
+	switch (policy)
+	{
+		case DRIFT_HALT:
+			return "halt";
+		case DRIFT_AUTO_ACCEPT:
+			return "auto_accept";
+		case DRIFT_IGNORE:
+			return "ignore";
+	}
+	return "halt";
+}
+
+DriftPolicy
+CatalogParseDrift(const char *name)
+{
+	if (name == NULL || strcmp(name, "halt") == 0)
+		return DRIFT_HALT;
+	if (strcmp(name, "auto_accept") == 0)
+		return DRIFT_AUTO_ACCEPT;
+	if (strcmp(name, "ignore") == 0)
+		return DRIFT_IGNORE;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("schema_drift must be 'halt', 'auto_accept' or 'ignore', not \"%s\"", name)));
+	return DRIFT_HALT;			/* keep the compiler quiet */
+}
+
+/*
+ * Record the warehouse's columns (for drift checks), the synced columns
+ * and the drift policy of a registration.
+ */
+Datum
+CatalogSetRemoteColumns(TableConfig *cfg)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Datum		row;
+	bool		isnull;
+	Oid			types[6] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, BOOLOID};
+	Datum		values[6];
+	List	   *names = NIL;
+	List	   *sigs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, cfg->remote_columns)
+	{
+		DefElem    *def = lfirst(lc);
+
+		names = lappend(names, def->defname);
+		sigs = lappend(sigs, strVal(def->arg));
+	}
+	values[0] = Int32GetDatum(cfg->table_id);
+	values[1] = text_array_from_list(names);
+	values[2] = text_array_from_list(sigs);
+	values[3] = text_array_from_list(cfg->columns);
+	values[4] = CStringGetTextDatum(CatalogDriftName(cfg->schema_drift));
+	values[5] = BoolGetDatum(cfg->all_columns);
+
+	SPI_connect();
+	catalog_exec("UPDATE treble_sync.tables AS t SET columns = $4, schema_drift = $5, all_columns = $6,"
+				 " remote_columns = (SELECT pg_catalog.jsonb_object_agg(n, s)"
+				 "  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS x(n, s))"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
+				 6, types, values, NULL, SPI_OK_UPDATE_RETURNING);
+	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	row = SPI_datumTransfer(row, false, -1);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return row;
 }

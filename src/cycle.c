@@ -281,6 +281,7 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 	appendStringInfoString(&sql, "SELECT ");
 	foreach(lc, cfg->columns)
 		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+						 SchemaListHasName(cfg->absent_columns, lfirst(lc)) ? "NULL" :
 						 OdbcQuoteIdent(conn, lfirst(lc)));
 	appendStringInfo(&sql, " FROM %s",
 					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));

@@ -646,7 +646,20 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 				(errmsg("table \"%s\" has no event_column: rows removed in the warehouse will stay in the copy", cfg.name),
 				 errhint("Pass event_column => 'scheduled_at' (or created_at) to refresh a hot window each cycle.")));
 
-	PG_RETURN_DATUM(CatalogInsertTable(&cfg, GetUserId()));
+	/* what the warehouse's columns are now, for drift checks */
+	cfg.schema_drift = PG_ARGISNULL(19) ? DRIFT_HALT :
+		CatalogParseDrift(text_to_cstring(PG_GETARG_TEXT_PP(19)));
+	cfg.all_columns = PG_ARGISNULL(16);
+	foreach(lc, rt->columns)
+	{
+		RemoteColumn *col = lfirst(lc);
+
+		cfg.remote_columns = lappend(cfg.remote_columns,
+									 makeDefElem(col->name, (Node *) makeString(DriftSignature(col)), -1));
+	}
+	(void) CatalogInsertTable(&cfg, GetUserId());
+	cfg.table_id = CatalogGetTable(cfg.name, false)->table_id;
+	PG_RETURN_DATUM(CatalogSetRemoteColumns(&cfg));
 }
 
 /* A text option of alter_table: NULL keeps the value, '' clears it. */
@@ -725,6 +738,8 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 		cfg->max_retries = Max(PG_GETARG_INT32(13), -1);
 	if (!PG_ARGISNULL(14))
 		cfg->max_delete_ratio = PG_GETARG_FLOAT4(14);
+	if (!PG_ARGISNULL(16))
+		cfg->schema_drift = CatalogParseDrift(text_to_cstring(PG_GETARG_TEXT_PP(16)));
 	if (!PG_ARGISNULL(15))
 	{
 		cfg->masked_columns = parse_mask(cfg, PG_GETARG_DATUM(15));
@@ -761,7 +776,8 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 
 	reset = before.mode != cfg->mode || before.cursor_kind != cfg->cursor_kind ||
 		names_differ(before.cursor_column, cfg->cursor_column);
-	PG_RETURN_DATUM(CatalogUpdateTable(cfg, reset));
+	(void) CatalogUpdateTable(cfg, reset);
+	PG_RETURN_DATUM(CatalogSetRemoteColumns(cfg));
 }
 
 /*

@@ -53,6 +53,14 @@ typedef enum CursorKind
 	CURSOR_INTEGER
 } CursorKind;
 
+/* What a cycle does when the warehouse's columns changed. */
+typedef enum DriftPolicy
+{
+	DRIFT_HALT,
+	DRIFT_AUTO_ACCEPT,
+	DRIFT_IGNORE
+} DriftPolicy;
+
 typedef struct TableConfig
 {
 	int32		table_id;
@@ -76,6 +84,10 @@ typedef struct TableConfig
 	int			max_retries;	/* -1: the server's */
 	double		max_delete_ratio;	/* mass-delete guard */
 	List	   *masked_columns;	/* stored as a salted SHA-256 of their value */
+	DriftPolicy schema_drift;
+	bool		all_columns;	/* no explicit column list: new columns may join */
+	List	   *remote_columns; /* DefElems: column -> DriftSignature() */
+	List	   *absent_columns; /* set per cycle: synced, gone from the warehouse */
 	bool		enabled;
 	char	   *watermark;		/* NULL before the first successful cycle */
 	char	   *load_cut;		/* T of a chunked first load in progress */
@@ -101,6 +113,7 @@ typedef struct CycleResult
 	int64		rows_updated;
 	int64		rows_deleted;
 	int64		bytes_pulled;
+	char	   *drift;			/* schema drift seen, or NULL */
 } CycleResult;
 
 /* ------------------------------------------------------------------------
@@ -220,7 +233,11 @@ extern Datum CatalogUpdateTable(TableConfig *cfg, bool reset);
 extern void CatalogDeleteTable(int32 table_id);
 extern void CatalogAfterRun(int64 run_id);
 extern bytea *CatalogMaskSalt(void);
-extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut);
+extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut,
+								 const char *drift);
+extern Datum CatalogSetRemoteColumns(TableConfig *cfg);
+extern const char *CatalogDriftName(DriftPolicy policy);
+extern DriftPolicy CatalogParseDrift(const char *name);
 
 /* ------------------------------------------------------------------------
  * schema.c
@@ -253,6 +270,15 @@ extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,
 								   RemoteTable *rt, List *columns, List *key_columns,
 								   const char *event_column, List *type_overrides);
 extern void SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns);
+
+/* ------------------------------------------------------------------------
+ * drift.c
+ * ------------------------------------------------------------------------
+ */
+extern char *DriftSignature(RemoteColumn *col);
+extern void DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
+extern char *DriftLastSeen(void);
+extern void DriftForget(void);
 
 /* ------------------------------------------------------------------------
  * stage.c

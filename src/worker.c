@@ -523,6 +523,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt
 	ErrorData  *volatile edata = NULL;
 
 	CycleForgetCut();
+	DriftForget();
 	PG_TRY();
 	{
 		CycleResult result;
@@ -533,6 +534,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt
 		ProgressStart(cfg->table_id, slot->run_id, cfg->local_relid, &slot->progress);
 
 		conn = connect_for(cfg, cxt);
+		DriftCheck(cfg, conn, &result);
 		if (slot->full)
 		{
 			CycleRunFull(cfg, conn, &result);
@@ -543,7 +545,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt
 		else
 			CycleRun(cfg, conn, &result);
 		CatalogFinishRun(slot->run_id, &result);
-		CatalogSetRunDetails(slot->run_id, attempt, CycleLastCut());
+		CatalogSetRunDetails(slot->run_id, attempt, CycleLastCut(), result.drift);
 		CatalogAfterRun(slot->run_id);
 
 		PopActiveSnapshot();
@@ -648,7 +650,7 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
 			CatalogFailRun(slot->run_id, text);
-			CatalogSetRunDetails(slot->run_id, attempt, cut);
+			CatalogSetRunDetails(slot->run_id, attempt, cut, DriftLastSeen());
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 			after_failed_run(slot->run_id, cxt);
