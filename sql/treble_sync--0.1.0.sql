@@ -37,6 +37,8 @@ CREATE TABLE treble_sync.tables (
     schema_drift  text NOT NULL DEFAULT 'halt' CHECK (schema_drift IN ('halt', 'auto_accept', 'ignore')),
     all_columns   boolean NOT NULL DEFAULT true,
     remote_columns jsonb,
+    on_bad_row    text NOT NULL DEFAULT 'fail' CHECK (on_bad_row IN ('fail', 'quarantine', 'skip')),
+    max_bad_row_ratio real NOT NULL DEFAULT 0.02 CHECK (max_bad_row_ratio BETWEEN 0 AND 1),
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
     load_cut      text,
@@ -64,6 +66,7 @@ CREATE TABLE treble_sync.runs (
     rows_updated    bigint NOT NULL DEFAULT 0,
     rows_deleted    bigint NOT NULL DEFAULT 0,
     bytes_pulled    bigint NOT NULL DEFAULT 0,
+    rows_bad        bigint NOT NULL DEFAULT 0,
     attempts        integer NOT NULL DEFAULT 1,
     cut             text,
     drift           text,
@@ -92,6 +95,23 @@ CREATE TABLE treble_sync.load_chunks (
 );
 COMMENT ON TABLE treble_sync.load_chunks IS
     'chunks of first loads in progress: [lo, hi) of the event (or cursor) column, all at the same cut';
+
+-- Rows the copy could not take, kept by cycles of tables with on_bad_row
+-- 'quarantine': the key, the column, the raw value as text (not for masked
+-- columns) and why.  Readable by treble_sync_admin: it holds warehouse data.
+CREATE TABLE treble_sync.quarantine (
+    quarantine_id  bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_name     text NOT NULL,
+    run_id         bigint NOT NULL,
+    key            text,
+    column_name    text,
+    raw_value      text,
+    reason         text NOT NULL,
+    quarantined_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX quarantine_table_name_idx ON treble_sync.quarantine (table_name, run_id);
+COMMENT ON TABLE treble_sync.quarantine IS 'rows the copy could not take, set aside by on_bad_row quarantine';
+REVOKE ALL ON treble_sync.quarantine FROM PUBLIC;
 
 -- The salt of masked columns: random, made at CREATE EXTENSION, readable
 -- by the extension's owner only.  It is dumped with the configuration, so a
@@ -169,7 +189,9 @@ CREATE FUNCTION treble_sync.add_table(
     columns       text[]   DEFAULT NULL,
     column_types  jsonb    DEFAULT NULL,
     mask          jsonb    DEFAULT NULL,
-    schema_drift  text     DEFAULT 'halt')
+    schema_drift  text     DEFAULT 'halt',
+    on_bad_row    text     DEFAULT 'fail',
+    max_bad_row_ratio real DEFAULT 0.02)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -214,7 +236,9 @@ CREATE FUNCTION treble_sync.alter_table(
     max_retries   integer  DEFAULT NULL,
     max_delete_ratio real  DEFAULT NULL,
     mask          jsonb    DEFAULT NULL,
-    schema_drift  text     DEFAULT NULL)
+    schema_drift  text     DEFAULT NULL,
+    on_bad_row    text     DEFAULT NULL,
+    max_bad_row_ratio real DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_alter_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -499,6 +523,7 @@ BEGIN
 END
 $$;
 GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO treble_sync_admin;
+GRANT SELECT ON treble_sync.quarantine TO treble_sync_admin;
 DO $$
 DECLARE
     f regprocedure;

@@ -127,7 +127,8 @@ static const char *table_select =
 " ARRAY(SELECT pg_catalog.jsonb_object_keys(mask)),"
 " schema_drift, all_columns,"
 " ARRAY(SELECT k FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
-" ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k)"
+" ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
+" on_bad_row, max_bad_row_ratio"
 " FROM treble_sync.tables";
 
 /* Build a TableConfig from a row of table_select, in the caller's context. */
@@ -167,6 +168,8 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->masked_columns = list_from_text_array(SPI_getbinval(tup, desc, 24, &isnull));
 	cfg->schema_drift = CatalogParseDrift(spi_text_or_null(tup, desc, 25));
 	cfg->all_columns = DatumGetBool(SPI_getbinval(tup, desc, 26, &isnull));
+	cfg->on_bad_row = CatalogParseBadRow(spi_text_or_null(tup, desc, 29));
+	cfg->max_bad_row_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, 30, &isnull));
 	{
 		List	   *names = list_from_text_array(SPI_getbinval(tup, desc, 27, &isnull));
 		List	   *sigs = list_from_text_array(SPI_getbinval(tup, desc, 28, &isnull));
@@ -331,10 +334,10 @@ void
 CatalogFinishRun(int64 run_id, CycleResult *r)
 {
 	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[10] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		values[10];
-	char		nulls[10] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[11] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		values[11];
+	char		nulls[11] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	values[0] = Int64GetDatum(run_id);
 	values[1] = CStringGetTextDatum(r->status);
@@ -355,6 +358,7 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 	values[7] = Int64GetDatum(r->rows_updated);
 	values[8] = Int64GetDatum(r->rows_deleted);
 	values[9] = Int64GetDatum(r->bytes_pulled);
+	values[10] = Int64GetDatum(r->rows_bad);
 
 	SPI_connect();
 	catalog_exec("UPDATE treble_sync.runs SET status = $2,"
@@ -364,9 +368,10 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 				 " rows_inserted = rows_inserted OPERATOR(pg_catalog.+) $7,"
 				 " rows_updated = rows_updated OPERATOR(pg_catalog.+) $8,"
 				 " rows_deleted = rows_deleted OPERATOR(pg_catalog.+) $9,"
-				 " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10"
+				 " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10,"
+				 " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11"
 				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
-				 10, types, values, nulls, SPI_OK_UPDATE);
+				 11, types, values, nulls, SPI_OK_UPDATE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }
@@ -972,8 +977,9 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 	CatalogUser saved = CatalogBecomeOwner();
 	Datum		row;
 	bool		isnull;
-	Oid			types[6] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, BOOLOID};
-	Datum		values[6];
+	Oid			types[8] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, BOOLOID,
+	TEXTOID, FLOAT4OID};
+	Datum		values[8];
 	List	   *names = NIL;
 	List	   *sigs = NIL;
 	ListCell   *lc;
@@ -991,16 +997,84 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 	values[3] = text_array_from_list(cfg->columns);
 	values[4] = CStringGetTextDatum(CatalogDriftName(cfg->schema_drift));
 	values[5] = BoolGetDatum(cfg->all_columns);
+	values[6] = CStringGetTextDatum(CatalogBadRowName(cfg->on_bad_row));
+	values[7] = Float4GetDatum((float4) cfg->max_bad_row_ratio);
 
 	SPI_connect();
 	catalog_exec("UPDATE treble_sync.tables AS t SET columns = $4, schema_drift = $5, all_columns = $6,"
+				 " on_bad_row = $7, max_bad_row_ratio = $8,"
 				 " remote_columns = (SELECT pg_catalog.jsonb_object_agg(n, s)"
 				 "  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS x(n, s))"
 				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-				 6, types, values, NULL, SPI_OK_UPDATE_RETURNING);
+				 8, types, values, NULL, SPI_OK_UPDATE_RETURNING);
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 	return row;
+}
+
+/* The catalog's name of a bad-row policy, and back. */
+const char *
+CatalogBadRowName(BadRowPolicy policy)
+{
+	switch (policy)
+	{
+		case BAD_ROW_FAIL:
+			return "fail";
+		case BAD_ROW_QUARANTINE:
+			return "quarantine";
+		case BAD_ROW_SKIP:
+			return "skip";
+	}
+	return "fail";
+}
+
+BadRowPolicy
+CatalogParseBadRow(const char *name)
+{
+	if (name == NULL || strcmp(name, "fail") == 0)
+		return BAD_ROW_FAIL;
+	if (strcmp(name, "quarantine") == 0)
+		return BAD_ROW_QUARANTINE;
+	if (strcmp(name, "skip") == 0)
+		return BAD_ROW_SKIP;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("on_bad_row must be 'fail', 'quarantine' or 'skip', not \"%s\"", name)));
+	return BAD_ROW_FAIL;		/* keep the compiler quiet */
+}
+
+/* Keep a row the copy cannot take (on_bad_row 'quarantine'). */
+void
+CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *column,
+				  const char *raw, const char *reason)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[6] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+
+	values[0] = CStringGetTextDatum(cfg->name);
+	values[1] = Int64GetDatum(run_id);
+	if (key)
+		values[2] = CStringGetTextDatum(key);
+	else
+		nulls[2] = 'n';
+	if (column)
+		values[3] = CStringGetTextDatum(column);
+	else
+		nulls[3] = 'n';
+	if (raw)
+		values[4] = CStringGetTextDatum(raw);
+	else
+		nulls[4] = 'n';
+	values[5] = CStringGetTextDatum(reason);
+
+	SPI_connect();
+	catalog_exec("INSERT INTO treble_sync.quarantine (table_name, run_id, key, column_name, raw_value, reason)"
+				 " VALUES ($1, $2, $3, $4, $5, $6)",
+				 6, types, values, nulls, SPI_OK_INSERT);
+	SPI_finish();
+	CatalogRestoreUser(saved);
 }

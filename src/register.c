@@ -650,6 +650,13 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	cfg.schema_drift = PG_ARGISNULL(19) ? DRIFT_HALT :
 		CatalogParseDrift(text_to_cstring(PG_GETARG_TEXT_PP(19)));
 	cfg.all_columns = PG_ARGISNULL(16);
+	cfg.on_bad_row = PG_ARGISNULL(20) ? BAD_ROW_FAIL :
+		CatalogParseBadRow(text_to_cstring(PG_GETARG_TEXT_PP(20)));
+	cfg.max_bad_row_ratio = PG_ARGISNULL(21) ? 0.02 : PG_GETARG_FLOAT4(21);
+	if (!(cfg.max_bad_row_ratio >= 0 && cfg.max_bad_row_ratio <= 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_bad_row_ratio must be between 0 and 1")));
 	foreach(lc, rt->columns)
 	{
 		RemoteColumn *col = lfirst(lc);
@@ -740,6 +747,16 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 		cfg->max_delete_ratio = PG_GETARG_FLOAT4(14);
 	if (!PG_ARGISNULL(16))
 		cfg->schema_drift = CatalogParseDrift(text_to_cstring(PG_GETARG_TEXT_PP(16)));
+	if (!PG_ARGISNULL(17))
+		cfg->on_bad_row = CatalogParseBadRow(text_to_cstring(PG_GETARG_TEXT_PP(17)));
+	if (!PG_ARGISNULL(18))
+	{
+		cfg->max_bad_row_ratio = PG_GETARG_FLOAT4(18);
+		if (!(cfg->max_bad_row_ratio >= 0 && cfg->max_bad_row_ratio <= 1))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_bad_row_ratio must be between 0 and 1")));
+	}
 	if (!PG_ARGISNULL(15))
 	{
 		cfg->masked_columns = parse_mask(cfg, PG_GETARG_DATUM(15));

@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "common/cryptohash.h"
@@ -30,6 +31,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 
 #include "treble_sync.h"
 
@@ -55,8 +57,14 @@ typedef struct StageFeed
 	bool	   *is_key;			/* a NULL here fails the cycle */
 	char	  **names;
 	StringInfoData line;		/* the current row as a COPY text line */
-	int			line_pos;		/* bytes of line already handed to COPY */
 	bool		eof;
+	/* a batch of rows as COPY text, and the part of it COPY is reading */
+	StringInfoData batch;
+	int		   *offsets;		/* where each line starts; [nlines] = end */
+	int			nlines;
+	int			copy_pos;
+	int			copy_end;
+	int64		first_row;		/* pull row number of the batch's first line */
 	int64		reported_rows;	/* rows and bytes already in the progress report */
 	int64		reported_bytes;
 } StageFeed;
@@ -64,7 +72,16 @@ typedef struct StageFeed
 /* Rows between two progress updates. */
 #define STAGE_PROGRESS_ROWS 4096
 
+/*
+ * Rows go to COPY in batches, so that a batch with a value the local type
+ * rejects can be loaded again row by row to single the bad rows out.
+ */
+#define STAGE_BATCH_ROWS 10000
+#define STAGE_BATCH_BYTES (8 * 1024 * 1024)
+
 static StageFeed *feed = NULL;
+
+static void bad_row(const char *line_or_null, const char *column, const char *reason);
 
 /*
  * Create the staging table for a cycle: the synced columns of the local
@@ -248,13 +265,15 @@ append_masked(int col, const char *data, size_t len)
 /*
  * Turn the next warehouse row into feed->line, one COPY text line,
  * fetching a new block when the current one is used up.  Returns false at
- * the end of the result.
+ * the end of the result.  A row with a NULL key fails the cycle, or with
+ * on_bad_row 'quarantine' or 'skip' is set aside and the next row taken.
  */
 static bool
 stage_next_row(void)
 {
 	int			row;
 
+next_row:
 	CHECK_FOR_INTERRUPTS();
 
 	if (feed->block_pos >= feed->block_rows)
@@ -268,7 +287,6 @@ stage_next_row(void)
 	row = feed->block_pos++;
 
 	resetStringInfo(&feed->line);
-	feed->line_pos = 0;
 	for (int i = 0; i < feed->ncols; i++)
 	{
 		const char *data;
@@ -279,6 +297,12 @@ stage_next_row(void)
 			appendStringInfoChar(&feed->line, '\t');
 		if (!FetchValue(feed->block, row, i, &data, &len))
 		{
+			if (feed->is_key[i] && feed->cfg->on_bad_row != BAD_ROW_FAIL)
+			{
+				feed->result->rows_pulled++;
+				bad_row(NULL, feed->names[i], "NULL key");
+				goto next_row;
+			}
 			if (feed->is_key[i])
 				ereport(ERROR,
 						(errcode(ERRCODE_NOT_NULL_VIOLATION),
@@ -325,30 +349,228 @@ stage_next_row(void)
 	return true;
 }
 
-/* COPY's data source: hand out the COPY text of the rows, in pieces. */
+/* COPY's data source: hand out the lines of the batch being copied. */
 static int
 stage_copy_source(void *outbuf, int minread, int maxread)
 {
-	int			copied = 0;
+	int			n = Min(maxread, feed->copy_end - feed->copy_pos);
 
-	while (copied < maxread)
+	memcpy(outbuf, feed->batch.data + feed->copy_pos, n);
+	feed->copy_pos += n;
+	return n;
+}
+
+/*
+ * Collect the next batch of rows as COPY text.  Returns false when the
+ * result has no more rows.
+ */
+static bool
+fill_batch(void)
+{
+	resetStringInfo(&feed->batch);
+	feed->nlines = 0;
+	feed->first_row = feed->result->rows_pulled + 1;
+	while (!feed->eof && feed->nlines < STAGE_BATCH_ROWS && feed->batch.len < STAGE_BATCH_BYTES)
 	{
-		int			n;
-
-		if (feed->line_pos >= feed->line.len)
+		if (!stage_next_row())
 		{
-			if (feed->eof || !stage_next_row())
-			{
-				feed->eof = true;
-				break;
-			}
+			feed->eof = true;
+			break;
 		}
-		n = Min(maxread - copied, feed->line.len - feed->line_pos);
-		memcpy((char *) outbuf + copied, feed->line.data + feed->line_pos, n);
-		copied += n;
-		feed->line_pos += n;
+		feed->offsets[feed->nlines++] = feed->batch.len;
+		appendBinaryStringInfo(&feed->batch, feed->line.data, feed->line.len);
 	}
-	return copied;
+	feed->offsets[feed->nlines] = feed->batch.len;
+	return feed->nlines > 0;
+}
+
+/* COPY lines [from, to) of the batch into the staging table. */
+static void
+copy_lines(Relation rel, ParseState *pstate, List *options, int from, int to)
+{
+	CopyFromState cstate;
+
+	feed->copy_pos = feed->offsets[from];
+	feed->copy_end = feed->offsets[to];
+	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, stage_copy_source, NIL, options);
+	ProgressResume();			/* COPY took the progress slots over */
+	CopyFrom(cstate);
+	EndCopyFrom(cstate);
+	ProgressResume();			/* and gave them up */
+}
+
+/*
+ * COPY lines [from, to) in a subtransaction.  Returns NULL, or the error
+ * of a value the local types reject (class 22 or 23), with nothing of the
+ * lines loaded.  Any other error is raised.
+ */
+static ErrorData *
+try_copy_lines(Relation rel, ParseState *pstate, List *options, int from, int to)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *volatile edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		copy_lines(rel, pstate, options, from, to);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
+			ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
+			ReThrowError(edata);
+	}
+	PG_END_TRY();
+	return edata;
+}
+
+/*
+ * The field of column col in a COPY text line, unescaped; NULL for \N.
+ */
+static char *
+line_field(const char *line, int len, int col)
+{
+	StringInfoData out;
+	int			i = 0;
+	int			c = 0;
+
+	while (c < col && i < len)
+		if (line[i++] == '\t')
+			c++;
+	if (i + 2 <= len && line[i] == '\\' && line[i + 1] == 'N' &&
+		(i + 2 == len || line[i + 2] == '\t' || line[i + 2] == '\n'))
+		return NULL;
+	initStringInfo(&out);
+	for (; i < len && line[i] != '\t' && line[i] != '\n'; i++)
+	{
+		if (line[i] == '\\' && i + 1 < len)
+		{
+			char		e = line[++i];
+
+			appendStringInfoChar(&out, e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e);
+		}
+		else
+			appendStringInfoChar(&out, line[i]);
+	}
+	return out.data;
+}
+
+/* The column an input error was about, from COPY's error context. */
+static char *
+error_column(ErrorData *edata)
+{
+	const char *p;
+	const char *end;
+
+	if (edata->context == NULL || (p = strstr(edata->context, ", column ")) == NULL)
+		return NULL;
+	p += strlen(", column ");
+	end = strchr(p, ':');
+	return end ? pnstrdup(p, end - p) : pstrdup(p);
+}
+
+/* The key of a COPY text line, as "v1, v2" for the reports. */
+static char *
+line_key(const char *line, int len)
+{
+	StringInfoData key;
+
+	initStringInfo(&key);
+	for (int i = 0; i < feed->ncols; i++)
+	{
+		char	   *v;
+
+		if (!feed->is_key[i])
+			continue;
+		v = line_field(line, len, i);
+		appendStringInfo(&key, "%s%s", key.len ? ", " : "", v ? v : "NULL");
+	}
+	return key.data;
+}
+
+/*
+ * A row the staging table cannot take: with on_bad_row 'quarantine' it is
+ * kept in treble_sync.quarantine (key, column, raw value, reason; a masked
+ * value is not kept), with 'skip' only counted.  line is NULL for a NULL key.
+ */
+static void
+bad_row(const char *line_or_null, const char *column, const char *reason)
+{
+	const char *line = line_or_null;
+	char	   *key = NULL;
+	char	   *raw = NULL;
+
+	feed->result->rows_bad++;
+	if (feed->cfg->on_bad_row != BAD_ROW_QUARANTINE)
+		return;
+	if (line)
+	{
+		int			len = strlen(line);
+
+		key = line_key(line, len);
+		for (int i = 0; column && i < feed->ncols; i++)
+			if (strcmp(feed->names[i], column) == 0)
+				raw = feed->is_masked[i] ? pstrdup("(masked)") : line_field(line, len, i);
+	}
+	CatalogQuarantine(feed->cfg, feed->result->run_id, key, column, raw, reason);
+}
+
+/*
+ * on_bad_row 'fail': COPY the whole batch; a value the local types reject
+ * fails the cycle with an error that names the table, key, column and
+ * reason.
+ */
+static void
+copy_or_explain(Relation rel, ParseState *pstate, List *options)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		copy_lines(rel, pstate, options, 0, feed->nlines);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		const char *p;
+		long		line = 0;
+		char	   *key = NULL;
+		char	   *column;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if ((ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
+			 ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION) ||
+			edata->context == NULL || (p = strstr(edata->context, ", line ")) == NULL)
+			PG_RE_THROW();
+		FlushErrorState();
+		line = strtol(p + strlen(", line "), NULL, 10);
+		if (line >= 1 && line <= feed->nlines)
+			key = line_key(feed->batch.data + feed->offsets[line - 1],
+						   feed->offsets[line] - feed->offsets[line - 1]);
+		column = error_column(edata);
+		ereport(ERROR,
+				(errcode(edata->sqlerrcode),
+				 errmsg("bad row in warehouse table \"%s\": key (%s), column \"%s\": %s",
+						feed->cfg->remote_table, key ? key : "unknown",
+						column ? column : "unknown", edata->message),
+				 errdetail("Row " INT64_FORMAT " of this pull. Nothing of this cycle was applied.",
+						   feed->first_row + line - 1),
+				 errhint("Fix the row in the warehouse or the local column type, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -361,7 +583,6 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 {
 	Relation	rel;
 	ParseState *pstate;
-	CopyFromState cstate;
 	List	   *options;
 	ListCell   *lc;
 	StageFeed	state;
@@ -402,22 +623,49 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 
 	state.reported_rows = result->rows_pulled;
 	state.reported_bytes = result->bytes_pulled;
+	initStringInfo(&state.batch);
+	state.offsets = palloc(sizeof(int) * (STAGE_BATCH_ROWS + 1));
 	feed = &state;
 	PG_TRY();
 	{
-		cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, stage_copy_source,
-							   NIL, options);
-		ProgressResume();		/* COPY took the progress slots over */
-		CopyFrom(cstate);
+		while (fill_batch())
+		{
+			ErrorData  *edata;
+
+			if (cfg->on_bad_row == BAD_ROW_FAIL)
+			{
+				copy_or_explain(rel, pstate, options);
+				continue;
+			}
+			if (try_copy_lines(rel, pstate, options, 0, feed->nlines) == NULL)
+				continue;
+			/* a bad value in the batch: load it row by row */
+			for (int l = 0; l < feed->nlines; l++)
+			{
+				edata = try_copy_lines(rel, pstate, options, l, l + 1);
+				if (edata)
+					bad_row(pnstrdup(feed->batch.data + feed->offsets[l],
+									 feed->offsets[l + 1] - feed->offsets[l]),
+							error_column(edata), edata->message);
+			}
+		}
 		report_progress();
-		EndCopyFrom(cstate);
-		ProgressResume();		/* and gave them up */
 	}
 	PG_FINALLY();
 	{
 		feed = NULL;
 	}
 	PG_END_TRY();
+
+	if (result->rows_bad > 0 && cfg->on_bad_row != BAD_ROW_FAIL &&
+		(double) result->rows_bad > cfg->max_bad_row_ratio * (double) result->rows_pulled)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("too many bad rows from warehouse table \"%s\": " INT64_FORMAT " of " INT64_FORMAT,
+						cfg->remote_table, result->rows_bad, result->rows_pulled),
+				 errdetail("max_bad_row_ratio is %g. Nothing of this cycle was applied.",
+						   cfg->max_bad_row_ratio),
+				 errhint("Fix the rows in the warehouse or the local column types, or raise max_bad_row_ratio.")));
 
 	free_parsestate(pstate);
 	table_close(rel, NoLock);

@@ -53,6 +53,14 @@ typedef enum CursorKind
 	CURSOR_INTEGER
 } CursorKind;
 
+/* What a cycle does with a row the local types reject. */
+typedef enum BadRowPolicy
+{
+	BAD_ROW_FAIL,
+	BAD_ROW_QUARANTINE,
+	BAD_ROW_SKIP
+} BadRowPolicy;
+
 /* What a cycle does when the warehouse's columns changed. */
 typedef enum DriftPolicy
 {
@@ -85,6 +93,8 @@ typedef struct TableConfig
 	double		max_delete_ratio;	/* mass-delete guard */
 	List	   *masked_columns;	/* stored as a salted SHA-256 of their value */
 	DriftPolicy schema_drift;
+	BadRowPolicy on_bad_row;
+	double		max_bad_row_ratio;
 	bool		all_columns;	/* no explicit column list: new columns may join */
 	List	   *remote_columns; /* DefElems: column -> DriftSignature() */
 	List	   *absent_columns; /* set per cycle: synced, gone from the warehouse */
@@ -114,6 +124,8 @@ typedef struct CycleResult
 	int64		rows_deleted;
 	int64		bytes_pulled;
 	char	   *drift;			/* schema drift seen, or NULL */
+	int64		rows_bad;		/* rows set aside (quarantined or skipped) */
+	int64		run_id;			/* the run these figures belong to */
 } CycleResult;
 
 /* ------------------------------------------------------------------------
@@ -236,6 +248,10 @@ extern bytea *CatalogMaskSalt(void);
 extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut,
 								 const char *drift);
 extern Datum CatalogSetRemoteColumns(TableConfig *cfg);
+extern void CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
+							  const char *column, const char *raw, const char *reason);
+extern const char *CatalogBadRowName(BadRowPolicy policy);
+extern BadRowPolicy CatalogParseBadRow(const char *name);
 extern const char *CatalogDriftName(DriftPolicy policy);
 extern DriftPolicy CatalogParseDrift(const char *name);
 

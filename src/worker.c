@@ -529,6 +529,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt
 		CycleResult result;
 
 		memset(&result, 0, sizeof(result));
+		result.run_id = slot->run_id;
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		ProgressStart(cfg->table_id, slot->run_id, cfg->local_relid, &slot->progress);
