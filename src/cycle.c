@@ -387,6 +387,7 @@ index_stage(TableConfig *cfg)
 					 local_column_list(cfg->key_columns, NULL)),
 			0, NULL, NULL, SPI_OK_UTILITY);
 	run_sql("ANALYZE pg_temp.treble_sync_stage", 0, NULL, NULL, SPI_OK_UTILITY);
+	ProgressResume();			/* both reported their own progress meanwhile */
 }
 
 /*

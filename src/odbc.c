@@ -203,7 +203,8 @@ odbc_sqlstate_to_errcode(const char *state)
 
 /*
  * Could retrying help after this SQLSTATE?  A lost or refused connection
- * (class 08) and a timeout can pass.  A cancel this process asked for is
+ * (class 08, or the server's own 57P01-57P03 that psqlODBC passes on when
+ * the warehouse shuts down) and a timeout can pass.  A cancel this process asked for is
  * reported by CHECK_FOR_INTERRUPTS() before the driver's error is looked
  * at, so a cancel the driver reports is its query timeout (psqlODBC
  * implements one as a server-side statement timeout, 57014).
@@ -211,7 +212,9 @@ odbc_sqlstate_to_errcode(const char *state)
 static bool
 odbc_sqlstate_is_transient(const char *state)
 {
-	return strncmp(state, "08", 2) == 0 || strcmp(state, "HYT00") == 0 ||
+	/* 57P01-57P03: the warehouse shut down, crashed, or is starting */
+	return strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0 ||
+		strcmp(state, "HYT00") == 0 ||
 		strcmp(state, "HYT01") == 0 || strcmp(state, "HY008") == 0 ||
 		strcmp(state, "57014") == 0 || strcmp(state, "HY018") == 0;
 }

@@ -62,6 +62,9 @@ progress_publish(void)
 
 	if (!active)
 		return;
+	/* CREATE INDEX and ANALYZE of the staging rows report their own progress */
+	if (MyBEEntry && MyBEEntry->st_progress_command != PROGRESS_COMMAND_COPY)
+		pgstat_progress_start_command(PROGRESS_COMMAND_COPY, state.relid);
 	value[0] = state.table_id;
 	value[1] = state.run_id;
 	value[2] = state.phase;
@@ -131,11 +134,6 @@ ProgressAddRows(int64 rows, int64 bytes)
 void
 ProgressResume(void)
 {
-	if (!active)
-		return;
-	if (pgstat_track_activities && MyBEEntry &&
-		MyBEEntry->st_progress_command != PROGRESS_COMMAND_COPY)
-		pgstat_progress_start_command(PROGRESS_COMMAND_COPY, state.relid);
 	progress_publish();
 }
 

@@ -622,6 +622,30 @@ max_retries_for(TableConfig *cfg)
 }
 
 /*
+ * Sleep on the latch for ms milliseconds.  Other latch sets do not cut the
+ * wait short; a cancel or termination does, and the next attempt then
+ * reports it inside its transaction (raising it here, between
+ * transactions, would lose the run's record).
+ */
+static void
+wait_before_retry(long ms)
+{
+	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+
+	for (;;)
+	{
+		long		left;
+
+		ResetLatch(MyLatch);
+		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
+		if (left <= 0 || got_sigterm || got_sigint)
+			return;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 left, PG_WAIT_EXTENSION);
+	}
+}
+
+/*
  * Transaction 2, with retries: a cycle that fails on a lost connection or
  * a timeout is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries
  * times; any other error, or a cancel, fails it at once.  The run log
@@ -668,9 +692,7 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 				(errmsg("treble_sync cycle of table \"%s\" failed on attempt %d of %d, retrying in %ld ms: %s",
 						cfg->name, attempt, max_retries + 1, wait_ms,
 						edata->message ? edata->message : "unknown error")));
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 wait_ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+		wait_before_retry(wait_ms);
 		FreeErrorData(edata);
 	}
 }
