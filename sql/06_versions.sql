@@ -30,3 +30,18 @@ SELECT status, rows_updated, rows_deleted FROM treble_sync.sync_table('versions'
 SELECT * FROM versions ORDER BY id;
 SELECT * FROM wh_diff('SELECT DISTINCT ON (id) * FROM versions ORDER BY id, synced_at DESC',
                       'SELECT * FROM versions');
+
+-- an exact cursor tie across the window edge: the greater row text wins,
+-- whichever cycle it is (the first sync and the next agree)
+SELECT wh($$
+    DROP TABLE IF EXISTS tie;
+    CREATE TABLE tie (id int, v text, scheduled_at timestamp, synced_at timestamp);
+    INSERT INTO tie VALUES (1, 'b', '2026-11-01', '2026-11-10 10:00'),
+                           (1, 'a', '2026-11-10', '2026-11-10 10:00'),
+                           (2, 'x', '2026-11-10', '2026-11-10 11:00');
+$$);
+SELECT name FROM treble_sync.add_table('tie', 'wh', key_columns => '{id}', event_column => 'scheduled_at');
+SELECT status, rows_inserted FROM treble_sync.sync_table('tie');
+SELECT id, v FROM tie ORDER BY id;
+SELECT status, rows_updated FROM treble_sync.sync_table('tie');
+SELECT id, v FROM tie ORDER BY id;

@@ -480,11 +480,19 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 						 local_column_list(cfg->columns, "t"),
 						 local_column_list(cfg->columns, "s"));
 		if (kind == UPSERT_VERSIONED && cfg->event_column)
-			appendStringInfo(&sql, " AND (t.%s OPERATOR(pg_catalog.<=) s.%s"
+		{
+			const char *cur = quote_identifier(cfg->cursor_column);
+
+			/* newer: a greater cursor, then a greater row text, as in dedup */
+			appendStringInfo(&sql, " AND (t.%s OPERATOR(pg_catalog.<) s.%s"
+							 " OR (t.%s OPERATOR(pg_catalog.=) s.%s"
+							 "  AND ROW(%s)::text OPERATOR(pg_catalog.<) ROW(%s)::text)"
 							 " OR t.%s OPERATOR(pg_catalog.>=) $1)",
-							 quote_identifier(cfg->cursor_column),
-							 quote_identifier(cfg->cursor_column),
+							 cur, cur, cur, cur,
+							 local_column_list(cfg->columns, "t"),
+							 local_column_list(cfg->columns, "s"),
 							 quote_identifier(cfg->event_column));
+		}
 		else
 			appendStringInfoString(&sql, " AND $1 IS NOT NULL");	/* uses $1 */
 		result->rows_updated = run_sql(sql.data, 1, types, values, SPI_OK_UPDATE);
