@@ -16,6 +16,7 @@ OBJS = \
 	src/stage.o \
 	src/cycle.o \
 	src/drift.o \
+	src/checks.o \
 	src/load.o \
 	src/worker.o \
 	src/register.o \

@@ -70,6 +70,7 @@ CREATE TABLE treble_sync.runs (
     attempts        integer NOT NULL DEFAULT 1,
     cut             text,
     drift           text,
+    warnings        text,
     error           text,
     worker_pid      integer,
     run_by          regrole
@@ -506,6 +507,152 @@ $$;
 COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last run duration, failures, rows and runs per table';
 
 -- ---------------------------------------------------------------------------
+-- Quality checks, run inside a cycle's transaction after its changes are
+-- applied and before it commits: a failing 'error' check rolls the cycle
+-- back (the copy and the watermark stay as they were), a failing 'warn'
+-- check is recorded and the cycle commits.
+-- ---------------------------------------------------------------------------
+CREATE TABLE treble_sync.checks (
+    check_id   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_id   integer NOT NULL REFERENCES treble_sync.tables ON DELETE CASCADE,
+    kind       text NOT NULL
+               CHECK (kind IN ('freshness', 'unique', 'range', 'not_null', 'references', 'volume')),
+    columns    text[],
+    min_value  numeric,
+    max_value  numeric,
+    tolerance  real NOT NULL DEFAULT 0 CHECK (tolerance BETWEEN 0 AND 1),
+    max_age    interval,
+    ref_table  regclass,
+    ref_column text,
+    last_n     integer NOT NULL DEFAULT 10 CHECK (last_n > 0),
+    within     real NOT NULL DEFAULT 0.5 CHECK (within >= 0),
+    severity   text NOT NULL DEFAULT 'error' CHECK (severity IN ('error', 'warn')),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE treble_sync.checks IS 'quality checks run inside each cycle of a table';
+SELECT pg_catalog.pg_extension_config_dump('treble_sync.checks', '');
+
+CREATE TABLE treble_sync.check_results (
+    run_id       bigint NOT NULL,
+    check_id     bigint NOT NULL,
+    table_name   text NOT NULL,
+    kind         text NOT NULL,
+    severity     text NOT NULL,
+    passed       boolean NOT NULL,
+    observed     text,
+    failing_keys text[],
+    checked_at   timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX check_results_run_id_idx ON treble_sync.check_results (run_id);
+COMMENT ON TABLE treble_sync.check_results IS 'the outcome of every check in every run';
+REVOKE ALL ON treble_sync.checks, treble_sync.check_results FROM PUBLIC;
+GRANT SELECT ON treble_sync.checks, treble_sync.check_results TO PUBLIC;
+
+
+-- Evaluate the checks of a table in a cycle's transaction, as the role
+-- running the cycle.  The row checks (range, not_null, references, unique)
+-- look at the rows this cycle pulled (the staging table), so a check costs
+-- what the cycle moved; freshness looks at the copy's newest row, volume at
+-- the run log.  Returns one row per check; writes nothing.
+CREATE FUNCTION treble_sync.run_checks(p_table_id integer, p_cut text, p_changed bigint)
+RETURNS TABLE (check_id bigint, kind text, severity text, passed boolean, observed text,
+               failing_keys text[])
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t treble_sync.tables;
+    c treble_sync.checks;
+    copy text;
+    keys text;
+    staged boolean := to_regclass('pg_temp.treble_sync_stage') IS NOT NULL;
+    bad bigint;
+    total bigint;
+    cond text;
+    newest timestamp;
+    mean numeric;
+    n integer;
+BEGIN
+    SELECT * INTO t FROM treble_sync.tables x WHERE x.table_id = p_table_id;
+    copy := t.local_table::text;
+    SELECT string_agg(format('s.%I::text', k), ' || '', '' || ') INTO keys FROM unnest(t.key_columns) k;
+    FOR c IN SELECT * FROM treble_sync.checks x WHERE x.table_id = p_table_id ORDER BY x.check_id LOOP
+        check_id := c.check_id;
+        kind := c.kind;
+        severity := c.severity;
+        failing_keys := NULL;
+        IF c.kind = 'freshness' THEN
+            EXECUTE format('SELECT max(%I)::timestamp FROM %s',
+                           coalesce(c.columns[1], t.event_column, t.cursor_column), copy) INTO newest;
+            IF t.cursor_kind = 'timestamp' THEN
+                observed := (p_cut::timestamp - newest)::text;
+                passed := newest IS NOT NULL AND p_cut::timestamp - newest <= c.max_age;
+            ELSE
+                observed := (now()::timestamp - newest)::text;
+                passed := newest IS NOT NULL AND now()::timestamp - newest <= c.max_age;
+            END IF;
+        ELSIF c.kind = 'volume' THEN
+            SELECT avg(x.rows_inserted + x.rows_updated + x.rows_deleted), count(*) INTO mean, n
+            FROM (SELECT * FROM treble_sync.runs r
+                  WHERE r.table_name = t.name AND r.status IN ('success', 'empty')
+                  ORDER BY r.run_id DESC LIMIT c.last_n) x;
+            observed := format('%s rows changed; mean of the last %s runs %s', p_changed, n, round(mean, 1));
+            passed := n < c.last_n OR abs(p_changed - mean) <= c.within * mean;
+        ELSIF NOT staged THEN
+            observed := 'no rows pulled';
+            passed := true;
+        ELSE
+            cond := CASE c.kind
+                WHEN 'range' THEN format('s.%1$I < %2$L OR s.%1$I > %3$L', c.columns[1],
+                                         coalesce(c.min_value, '-Infinity'::numeric),
+                                         coalesce(c.max_value, 'Infinity'::numeric))
+                WHEN 'not_null' THEN (SELECT string_agg(format('s.%I IS NULL', col), ' OR ')
+                                      FROM unnest(c.columns) col)
+                WHEN 'references' THEN format('s.%1$I IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %2$s r WHERE r.%3$I = s.%1$I)',
+                                              c.columns[1], c.ref_table, c.ref_column)
+                WHEN 'unique' THEN format('EXISTS (SELECT 1 FROM %1$s d WHERE (%2$s) = (%3$s) AND (%4$s) <> (%5$s))', copy,
+                                          (SELECT string_agg(format('d.%I', col), ', ') FROM unnest(c.columns) col),
+                                          (SELECT string_agg(format('s.%I', col), ', ') FROM unnest(c.columns) col),
+                                          (SELECT string_agg(format('d.%I', k), ', ') FROM unnest(t.key_columns) k),
+                                          (SELECT string_agg(format('s.%I', k), ', ') FROM unnest(t.key_columns) k))
+            END;
+            EXECUTE format('SELECT count(*) FILTER (WHERE %s), count(*) FROM pg_temp.treble_sync_stage s', cond)
+                INTO bad, total;
+            EXECUTE format('SELECT array_agg(k) FROM (SELECT %s AS k FROM pg_temp.treble_sync_stage s WHERE %s ORDER BY 1 LIMIT 20) x',
+                           keys, cond) INTO failing_keys;
+            observed := format('%s of %s rows', bad, total);
+            passed := bad <= c.tolerance * total;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION treble_sync.add_check(
+    name        text,
+    kind        text,
+    column_name text     DEFAULT NULL,
+    columns     text[]   DEFAULT NULL,
+    min         numeric  DEFAULT NULL,
+    max         numeric  DEFAULT NULL,
+    tolerance   real     DEFAULT 0,
+    max_age     interval DEFAULT NULL,
+    ref_table   regclass DEFAULT NULL,
+    ref_column  text     DEFAULT NULL,
+    last_n      integer  DEFAULT 10,
+    within      real     DEFAULT 0.5,
+    severity    text     DEFAULT 'error')
+RETURNS treble_sync.checks
+AS 'MODULE_PATHNAME', 'treble_sync_add_check'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+COMMENT ON FUNCTION treble_sync.add_check IS
+    'declare a quality check of a table, run inside each of its cycles';
+
+CREATE FUNCTION treble_sync.drop_check(check_id bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'treble_sync_drop_check'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION treble_sync.drop_check IS 'remove a quality check; false if there was none';
+
+-- ---------------------------------------------------------------------------
 -- Who may do what.  treble_sync_admin configures: it may create servers of
 -- the wrapper, and register, change, remove, schedule and run tables.  Other
 -- roles may read the catalog, the run log and the status, and nothing else
@@ -531,10 +678,12 @@ BEGIN
     FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
              WHERE p.pronamespace = 'treble_sync'::regnamespace
                AND p.proname IN ('add_table', 'alter_table', 'remove_table', 'sync_table',
-                                 'sync_all', 'resync', 'schedule', 'schedule_all', 'unschedule')
+                                 'sync_all', 'resync', 'schedule', 'schedule_all', 'unschedule',
+                                 'add_check', 'drop_check')
     LOOP
         EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO treble_sync_admin', f);
     END LOOP;
 END
 $$;
+

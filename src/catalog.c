@@ -888,20 +888,22 @@ CatalogAfterRun(int64 run_id)
  * drift it saw, if any.
  */
 void
-CatalogSetRunDetails(int64 run_id, int attempts, const char *cut, const char *drift)
+CatalogSetRunDetails(int64 run_id, int attempts, const char *cut, const char *drift,
+					 const char *warnings)
 {
 	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
-	Datum		values[4] = {Int64GetDatum(run_id), Int32GetDatum(attempts),
+	Oid			types[5] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[5] = {Int64GetDatum(run_id), Int32GetDatum(attempts),
 		cut ? CStringGetTextDatum(cut) : (Datum) 0,
-	drift ? CStringGetTextDatum(drift) : (Datum) 0};
-	char		nulls[4] = {' ', ' ', cut ? ' ' : 'n', drift ? ' ' : 'n'};
+		drift ? CStringGetTextDatum(drift) : (Datum) 0,
+	warnings ? CStringGetTextDatum(warnings) : (Datum) 0};
+	char		nulls[5] = {' ', ' ', cut ? ' ' : 'n', drift ? ' ' : 'n', warnings ? ' ' : 'n'};
 
 	SPI_connect();
 	catalog_exec("UPDATE treble_sync.runs SET attempts = $2, cut = coalesce($3, cut),"
-				 " drift = coalesce($4, drift)"
+				 " drift = coalesce($4, drift), warnings = $5"
 				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
-				 4, types, values, nulls, SPI_OK_UPDATE);
+				 5, types, values, nulls, SPI_OK_UPDATE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }

@@ -125,6 +125,7 @@ typedef struct CycleResult
 	int64		bytes_pulled;
 	char	   *drift;			/* schema drift seen, or NULL */
 	int64		rows_bad;		/* rows set aside (quarantined or skipped) */
+	char	   *warnings;		/* failed 'warn' checks, or NULL */
 	int64		run_id;			/* the run these figures belong to */
 } CycleResult;
 
@@ -246,7 +247,7 @@ extern void CatalogDeleteTable(int32 table_id);
 extern void CatalogAfterRun(int64 run_id);
 extern bytea *CatalogMaskSalt(void);
 extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut,
-								 const char *drift);
+								 const char *drift, const char *warnings);
 extern Datum CatalogSetRemoteColumns(TableConfig *cfg);
 extern void CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
 							  const char *column, const char *raw, const char *reason);
@@ -286,6 +287,14 @@ extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,
 								   RemoteTable *rt, List *columns, List *key_columns,
 								   const char *event_column, List *type_overrides);
 extern void SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns);
+
+/* ------------------------------------------------------------------------
+ * checks.c
+ * ------------------------------------------------------------------------
+ */
+extern void ChecksRun(TableConfig *cfg, CycleResult *result);
+extern void ChecksRecordFailed(int64 run_id, const char *table_name);
+extern void ChecksForget(void);
 
 /* ------------------------------------------------------------------------
  * drift.c

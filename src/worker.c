@@ -524,6 +524,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt
 
 	CycleForgetCut();
 	DriftForget();
+	ChecksForget();
 	PG_TRY();
 	{
 		CycleResult result;
@@ -545,8 +546,10 @@ attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt
 			LoadRun(cfg, conn, slot->run_id, &result);
 		else
 			CycleRun(cfg, conn, &result);
+		ChecksRun(cfg, &result);	/* a failing 'error' check fails the cycle */
 		CatalogFinishRun(slot->run_id, &result);
-		CatalogSetRunDetails(slot->run_id, attempt, CycleLastCut(), result.drift);
+		CatalogSetRunDetails(slot->run_id, attempt, CycleLastCut(), result.drift,
+							 result.warnings);
 		CatalogAfterRun(slot->run_id);
 
 		PopActiveSnapshot();
@@ -675,7 +678,8 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
 			CatalogFailRun(slot->run_id, text);
-			CatalogSetRunDetails(slot->run_id, attempt, cut, DriftLastSeen());
+			CatalogSetRunDetails(slot->run_id, attempt, cut, DriftLastSeen(), NULL);
+			ChecksRecordFailed(slot->run_id, cfg->name);
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 			after_failed_run(slot->run_id, cxt);
