@@ -17,6 +17,7 @@ OBJS = \
 	src/cycle.o \
 	src/drift.o \
 	src/checks.o \
+	src/verify.o \
 	src/load.o \
 	src/worker.o \
 	src/register.o \

@@ -653,6 +653,36 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION treble_sync.drop_check IS 'remove a quality check; false if there was none';
 
 -- ---------------------------------------------------------------------------
+-- Does the copy still match the warehouse?
+-- ---------------------------------------------------------------------------
+CREATE TABLE treble_sync.verifications (
+    verification_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_name      text NOT NULL,
+    cut             text NOT NULL,
+    days            integer NOT NULL,
+    mismatched_days integer NOT NULL,
+    checksum        boolean NOT NULL,
+    verified_at     timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE treble_sync.verifications IS 'a summary of every verify()';
+REVOKE ALL ON treble_sync.verifications FROM PUBLIC;
+GRANT SELECT ON treble_sync.verifications TO PUBLIC;
+
+CREATE FUNCTION treble_sync.verify(name text, since date DEFAULT NULL, repair boolean DEFAULT false)
+RETURNS TABLE (day date, warehouse_rows bigint, local_rows bigint, warehouse_max_cursor text,
+               local_max_cursor text, match boolean, repair_run_id bigint)
+AS 'MODULE_PATHNAME', 'treble_sync_verify'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+COMMENT ON FUNCTION treble_sync.verify IS
+    'compare the copy with the warehouse day by day (rows, newest cursor, checksum); with repair, re-pull the days that differ';
+
+CREATE FUNCTION treble_sync.repair(name text, day date)
+RETURNS treble_sync.runs
+AS 'MODULE_PATHNAME', 'treble_sync_repair'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION treble_sync.repair IS 're-pull one event day and make that day of the copy equal to it';
+
+-- ---------------------------------------------------------------------------
 -- Who may do what.  treble_sync_admin configures: it may create servers of
 -- the wrapper, and register, change, remove, schedule and run tables.  Other
 -- roles may read the catalog, the run log and the status, and nothing else
@@ -679,7 +709,7 @@ BEGIN
              WHERE p.pronamespace = 'treble_sync'::regnamespace
                AND p.proname IN ('add_table', 'alter_table', 'remove_table', 'sync_table',
                                  'sync_all', 'resync', 'schedule', 'schedule_all', 'unschedule',
-                                 'add_check', 'drop_check')
+                                 'add_check', 'drop_check', 'verify', 'repair')
     LOOP
         EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO treble_sync_admin', f);

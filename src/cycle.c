@@ -254,6 +254,7 @@ typedef struct PullSpec
 	int64		prev;
 	bool		have_window;
 	Timestamp	bound;
+	Timestamp	bound_hi;		/* the slice's end; infinity for a window */
 	const char *range_column;	/* NULL: a cycle */
 	Timestamp	lo;
 	Timestamp	hi;
@@ -446,15 +447,15 @@ dedup_stage(TableConfig *cfg)
  */
 static void
 upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bound,
-			 CycleResult *result)
+			 Timestamp bound_hi, CycleResult *result)
 {
 	bool		copy_was_empty;
 	StringInfoData sql;
 	StringInfoData set;
 	ListCell   *lc;
 	char	   *keys = key_join(cfg->key_columns, "t", "s");
-	Oid			types[1] = {TIMESTAMPOID};
-	Datum		values[1] = {TimestampGetDatum(bound)};
+	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
+	Datum		values[2] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
 
 	initStringInfo(&set);
 	foreach(lc, cfg->columns)
@@ -487,15 +488,16 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 			appendStringInfo(&sql, " AND (t.%s OPERATOR(pg_catalog.<) s.%s"
 							 " OR (t.%s OPERATOR(pg_catalog.=) s.%s"
 							 "  AND ROW(%s)::text OPERATOR(pg_catalog.<) ROW(%s)::text)"
-							 " OR t.%s OPERATOR(pg_catalog.>=) $1)",
+							 " OR (t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2))",
 							 cur, cur, cur, cur,
 							 local_column_list(cfg->columns, "t"),
 							 local_column_list(cfg->columns, "s"),
+							 quote_identifier(cfg->event_column),
 							 quote_identifier(cfg->event_column));
 		}
 		else
-			appendStringInfoString(&sql, " AND $1 IS NOT NULL");	/* uses $1 */
-		result->rows_updated = run_sql(sql.data, 1, types, values, SPI_OK_UPDATE);
+			appendStringInfoString(&sql, " AND $1 IS NOT NULL AND $2 IS NOT NULL");	/* uses both */
+		result->rows_updated = run_sql(sql.data, 2, types, values, SPI_OK_UPDATE);
 	}
 
 	/*
@@ -574,25 +576,27 @@ upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *resul
  * copy too and is left alone.
  */
 static void
-refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound,
+refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp bound_hi,
 			   CycleResult *result)
 {
 	const char *ev = quote_identifier(cfg->event_column);
-	Oid			types[1] = {TIMESTAMPOID};
-	Datum		values[1] = {TimestampGetDatum(bound)};
+	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
+	Datum		values[2] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
 	char	   *sql;
 
 	sql = psprintf("DELETE FROM %s t WHERE t.%s OPERATOR(pg_catalog.>=) $1"
+				   " AND t.%s OPERATOR(pg_catalog.<) $2"
 				   " AND NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s"
-				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1)",
-				   qlocal, ev, key_join(cfg->key_columns, "t", "s"), ev);
-	result->rows_deleted = run_sql(sql, 1, types, values, SPI_OK_DELETE);
+				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
+				   qlocal, ev, ev, key_join(cfg->key_columns, "t", "s"), ev, ev);
+	result->rows_deleted = run_sql(sql, 2, types, values, SPI_OK_DELETE);
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
 					  count_sql_with(psprintf("SELECT pg_catalog.count(*) FROM %s t"
-											  " WHERE t.%s OPERATOR(pg_catalog.>=) $1",
-											  qlocal, ev), 1, types, values),
-					  "the hot window");
+											  " WHERE t.%s OPERATOR(pg_catalog.>=) $1"
+											  " AND t.%s OPERATOR(pg_catalog.<) $2",
+											  qlocal, ev, ev), 2, types, values),
+					  TIMESTAMP_NOT_FINITE(bound_hi) ? "the hot window" : "the day");
 }
 
 /*
@@ -648,6 +652,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	Oid			stage_relid = StageCreate(cfg);
 	char	   *qlocal = local_name(cfg);
 	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
+	Timestamp	bound_hi = (spec->have_window && spec->bound_hi != 0) ? spec->bound_hi : DT_NOEND;
 
 	pull_rows(cfg, conn, stage_relid, spec, result);
 
@@ -658,16 +663,16 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	switch (kind)				/* step 3 */
 	{
 		case APPLY_CYCLE:
-			upsert_stage(cfg, qlocal, UPSERT_VERSIONED, bound, result);
+			upsert_stage(cfg, qlocal, UPSERT_VERSIONED, bound, bound_hi, result);
 			break;
 		case APPLY_CONCURRENT:
 			upsert_stage_concurrent(cfg, qlocal, result);
 			break;
 		case APPLY_APPEND:
-			upsert_stage(cfg, qlocal, UPSERT_INSERT_ONLY, bound, result);
+			upsert_stage(cfg, qlocal, UPSERT_INSERT_ONLY, bound, bound_hi, result);
 			break;
 		case APPLY_FULL:
-			upsert_stage(cfg, qlocal, UPSERT_LATEST, bound, result);
+			upsert_stage(cfg, qlocal, UPSERT_LATEST, bound, bound_hi, result);
 			break;
 	}
 	if (kind == APPLY_FULL)
@@ -678,7 +683,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	else if (spec->have_window)
 	{
 		ProgressPhase(PROGRESS_PHASE_WINDOW);
-		refresh_window(cfg, qlocal, spec->bound, result);	/* step 4 */
+		refresh_window(cfg, qlocal, spec->bound, bound_hi, result);	/* step 4 */
 	}
 	SPI_finish();
 }
@@ -902,6 +907,41 @@ CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *re
 	}
 	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
 	advance_watermark(cfg, false, 0, cut, result);
+}
+
+/*
+ * repair(name, day): pull the warehouse's rows of one event day (cursor <=
+ * a fresh cut) and make that day of the copy equal to them, in the current
+ * transaction.  The watermark stays; the mass-delete guard does not apply,
+ * since removing rows added by hand is the point.
+ */
+void
+CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *result)
+{
+	PullSpec	spec;
+
+	memset(&spec, 0, sizeof(spec));
+	result->watermark_from = cfg->watermark;
+	result->watermark_to = cfg->watermark;
+	result->status = "empty";
+	if (!CycleFreezeCut(cfg, conn, &spec.cut))
+		return;
+	spec.have_cut = true;
+	spec.range_column = cfg->event_column;
+	spec.lo = day;
+	spec.hi = DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval, TimestampGetDatum(day),
+													DirectFunctionCall3(interval_in,
+																		CStringGetDatum("1 day"),
+																		ObjectIdGetDatum(InvalidOid),
+																		Int32GetDatum(-1))));
+	spec.have_window = true;
+	spec.bound = spec.lo;
+	spec.bound_hi = spec.hi;
+	result->hot_window_from = CycleFormatTimestamp(day);
+	cfg->max_delete_ratio = 1;
+	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
+	if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
+		result->status = "success";
 }
 
 /*

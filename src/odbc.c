@@ -953,3 +953,10 @@ OdbcEndRemoteCall(void)
 	cancel_target = SQL_NULL_HSTMT;
 	pthread_mutex_unlock(&cancel_lock);
 }
+
+/* Whether the warehouse is PostgreSQL reached through psqlODBC. */
+bool
+OdbcDriverIsPostgres(OdbcConn *conn)
+{
+	return pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0;
+}

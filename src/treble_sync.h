@@ -168,6 +168,7 @@ extern bool OdbcConnectionStringHasKey(const char *connstr, const char *key);
 extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
+extern bool OdbcDriverIsPostgres(OdbcConn *conn);
 extern bool OdbcLastErrorWasTransient(void);
 extern void OdbcEnableCancel(void);
 extern void OdbcCancelRemoteCall(void);
@@ -319,6 +320,8 @@ extern void StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn,
  */
 extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
 extern void CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
+extern void CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day,
+						   CycleResult *result);
 extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut);
 extern char *CycleFormatCursor(TableConfig *cfg, int64 value);
 extern char *CycleLastCut(void);
@@ -389,6 +392,7 @@ extern int	treble_sync_run_retention;
  * ------------------------------------------------------------------------
  */
 extern int64 WorkerRunCycle(int32 table_id, bool full);
+extern int64 WorkerRunRepair(int32 table_id, Timestamp day);
 extern List *WorkerRunCycles(List *table_ids, int max_parallel);
 extern bool WorkerTryLockTable(int32 table_id);
 extern List *WorkerStartChunkHelpers(TableConfig *cfg, int64 run_id, int n);

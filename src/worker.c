@@ -55,6 +55,7 @@ typedef struct WorkerSlot
 	Oid			user_id;
 	int32		table_id;
 	bool		full;			/* resync(): pull everything, make the copy equal */
+	Timestamp	repair_day;		/* repair(): the event day to refresh; 0 if none */
 	int			freshness_alert;	/* the caller's settings, which the worker */
 	int			run_retention;	/* takes over (a SET does not reach it otherwise) */
 	int64		run_id;			/* set by the worker once its run row exists */
@@ -204,6 +205,8 @@ describe_worker(BackgroundWorker *bgw, const char *function, const char *name)
 }
 
 /* A cycle's worker, as its caller tracks it. */
+static int64 run_one(int32 table_id, bool full, Timestamp repair_day);
+
 typedef struct WorkerRun
 {
 	int32		table_id;
@@ -219,7 +222,7 @@ typedef struct WorkerRun
  * worker slot is free.
  */
 static bool
-start_worker(WorkerRun *run, bool full)
+start_worker(WorkerRun *run, bool full, Timestamp repair_day)
 {
 	BackgroundWorker bgw;
 
@@ -231,6 +234,7 @@ start_worker(WorkerRun *run, bool full)
 	run->slot->user_id = GetUserId();
 	run->slot->table_id = run->table_id;
 	run->slot->full = full;
+	run->slot->repair_day = repair_day;
 	run->slot->freshness_alert = treble_sync_freshness_alert;
 	run->slot->run_retention = treble_sync_run_retention;
 
@@ -271,13 +275,30 @@ finish_worker(WorkerRun *run)
 int64
 WorkerRunCycle(int32 table_id, bool full)
 {
+	return run_one(table_id, full, 0);
+}
+
+/* Run repair(name, day) in a background worker and wait for it. */
+int64
+WorkerRunRepair(int32 table_id, Timestamp day)
+{
+	return run_one(table_id, false, day);
+}
+
+/*
+ * Run one cycle (or a resync, or a repair) of a table in a background
+ * worker and wait for it.  Returns the run id of its run-log row.
+ */
+static int64
+run_one(int32 table_id, bool full, Timestamp repair_day)
+{
 	WorkerRun	run;
 	BgwHandleStatus status;
 	pid_t		pid;
 
 	memset(&run, 0, sizeof(run));
 	run.table_id = table_id;
-	if (!start_worker(&run, full))
+	if (!start_worker(&run, full, repair_day))
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("could not start a treble_sync worker"),
@@ -347,7 +368,7 @@ WorkerRunCycles(List *table_ids, int max_parallel)
 			/* start what may start; with no slot free, wait for one */
 			while (active < max_parallel && next < set.n)
 			{
-				if (!start_worker(&set.runs[next], false))
+				if (!start_worker(&set.runs[next], false, 0))
 				{
 					if (active == 0)
 						ereport(ERROR,
@@ -537,7 +558,9 @@ attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt
 
 		conn = connect_for(cfg, cxt);
 		DriftCheck(cfg, conn, &result);
-		if (slot->full)
+		if (slot->repair_day != 0)
+			CycleRepairDay(cfg, conn, slot->repair_day, &result);
+		else if (slot->full)
 		{
 			CycleRunFull(cfg, conn, &result);
 			CatalogEndLoad(cfg->table_id);	/* a first load in progress is moot */

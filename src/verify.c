@@ -1,0 +1,419 @@
+/*-------------------------------------------------------------------------
+ *
+ * verify.c
+ *	  verify() and repair(): does the copy still match the warehouse, day
+ *	  by day, and putting right the days that do not.
+ *
+ * verify() freezes a cut T and compares, per day of the event column (or
+ * of the cursor, for a table without one), the warehouse's deduplicated
+ * rows with cursor <= T and the copy's: the number of rows, the greatest
+ * cursor, and where the warehouse can compute it an order-independent
+ * checksum of the synced columns.  Only aggregates cross the network.
+ * The warehouse side uses ROW_NUMBER() OVER (PARTITION BY key ORDER BY
+ * cursor DESC) for its deduplication, standard SQL; the checksum needs
+ * md5 and is computed only on PostgreSQL warehouses (psqlODBC), on the
+ * columns whose text the two sides write alike.
+ *
+ * repair(name, day) re-pulls one day and makes it equal, in a worker,
+ * logged as a run (cycle.c: CycleRepairDay).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "treble_sync.h"
+
+/* One day's aggregates, from one side. */
+typedef struct DayAgg
+{
+	bool		null_day;
+	DateADT		day;
+	int64		rows;
+	char	   *max_cursor;
+	char	   *checksum;		/* NULL if not computed */
+} DayAgg;
+
+/*
+ * The text a column contributes to a row's checksum, as an SQL expression
+ * valid on both sides, or NULL if the two sides may write it differently
+ * (floats, JSON made jsonb, char padding, a masked value, a chosen type).
+ */
+static char *
+checksum_part(TableConfig *cfg, const char *column, const char *qcol)
+{
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+	ListCell   *lc;
+
+	get_atttypetypmodcoll(cfg->local_relid, get_attnum(cfg->local_relid, column),
+						  &type, &typmod, &collation);
+
+	if (SchemaListHasName(cfg->masked_columns, column))
+		return NULL;
+	foreach(lc, cfg->remote_columns)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, column) == 0 &&
+			(strncmp(strVal(def->arg), "bpchar", 6) == 0 || strncmp(strVal(def->arg), "char", 4) == 0 ||
+			 strncmp(strVal(def->arg), "float", 5) == 0 || strncmp(strVal(def->arg), "json", 4) == 0))
+			return NULL;
+	}
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case TEXTOID:
+		case BOOLOID:
+		case UUIDOID:
+			return psprintf("COALESCE(CAST(%s AS TEXT), '~')", qcol);
+		case NUMERICOID:
+			return typmod < 0 ? psprintf("COALESCE(CAST(%s AS TEXT), '~')", qcol) : NULL;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return psprintf("COALESCE(CAST(EXTRACT(EPOCH FROM %s) AS TEXT), '~')", qcol);
+		case DATEOID:
+			return psprintf("COALESCE(CAST(%s - DATE '2000-01-01' AS TEXT), '~')", qcol);
+		case BYTEAOID:
+			return psprintf("COALESCE(encode(%s, 'hex'), '~')", qcol);
+		default:
+			return NULL;
+	}
+}
+
+/* The checksum of a row, over the columns checksum_part() takes. */
+static char *
+checksum_expr(TableConfig *cfg, OdbcConn *conn, bool remote)
+{
+	StringInfoData parts;
+	ListCell   *lc;
+
+	initStringInfo(&parts);
+	foreach(lc, cfg->columns)
+	{
+		char	   *col = lfirst(lc);
+		char	   *part = checksum_part(cfg, col, remote ? OdbcQuoteIdent(conn, col) :
+										 quote_identifier(col));
+
+		if (part)
+			appendStringInfo(&parts, "%s%s", parts.len ? " || '|' || " : "", part);
+	}
+	return psprintf("CAST(CAST(('x' || substr(md5(%s), 1, 15)) AS BIT(60)) AS BIGINT)", parts.data);
+}
+
+/* The warehouse's aggregates per day, at the cut, since a day if given. */
+static List *
+remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
+			bool have_since, Timestamp since, bool with_checksum)
+{
+	StringInfoData sql;
+	OdbcParam	params[2];
+	int			nparams = 0;
+	SQLHSTMT	stmt;
+	List	   *days = NIL;
+	ListCell   *lc;
+	char	   *qday = OdbcQuoteIdent(conn, daycol);
+	char	   *qcur = OdbcQuoteIdent(conn, cfg->cursor_column);
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT CAST(d AS DATE), COUNT(*), MAX(c)%s FROM (SELECT %s AS d, %s AS c",
+					 with_checksum ? ", SUM(h)" : "", qday, qcur);
+	if (with_checksum)
+		appendStringInfo(&sql, ", %s AS h", checksum_expr(cfg, conn, true));
+	appendStringInfoString(&sql, ", ROW_NUMBER() OVER (PARTITION BY ");
+	foreach(lc, cfg->key_columns)
+		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+						 OdbcQuoteIdent(conn, lfirst(lc)));
+	appendStringInfo(&sql, " ORDER BY %s DESC) AS rn FROM %s WHERE %s <= ?", qcur,
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
+	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
+	if (have_since)
+	{
+		appendStringInfo(&sql, " AND %s >= ?", qday);
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, since};
+	}
+	appendStringInfoString(&sql, ") x WHERE rn = 1 GROUP BY CAST(d AS DATE)");
+
+	stmt = OdbcAllocStatement(conn);
+	OdbcExecute(conn, stmt, sql.data, nparams, params);
+	while (FetchNextRow(conn, stmt))
+	{
+		DayAgg	   *a = palloc0(sizeof(DayAgg));
+		Timestamp	ts;
+		StringInfoData buf;
+
+		a->null_day = !FetchGetTimestamp(conn, stmt, 1, &ts);
+		if (!a->null_day)
+			a->day = DatumGetDateADT(DirectFunctionCall1(timestamp_date, TimestampGetDatum(ts)));
+		FetchGetInt(conn, stmt, 2, &a->rows);
+		if (cfg->cursor_kind == CURSOR_INTEGER)
+		{
+			int64		v;
+
+			if (FetchGetInt(conn, stmt, 3, &v))
+				a->max_cursor = psprintf(INT64_FORMAT, v);
+		}
+		else if (FetchGetTimestamp(conn, stmt, 3, &ts))
+			a->max_cursor = CycleFormatTimestamp(ts);
+		if (with_checksum)
+		{
+			initStringInfo(&buf);
+			if (FetchGetText(conn, stmt, 4, &buf))
+				a->checksum = buf.data;
+		}
+		days = lappend(days, a);
+	}
+	OdbcFreeStatement(conn, stmt);
+	return days;
+}
+
+/* The copy's aggregates per day, at the cut, since a day if given. */
+static List *
+local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_since,
+		   Timestamp since, bool with_checksum)
+{
+	char	   *qlocal = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
+													get_rel_name(cfg->local_relid));
+	const char *qcur = quote_identifier(cfg->cursor_column);
+	Oid			types[2] = {TEXTOID, TIMESTAMPOID};
+	Datum		values[2] = {CStringGetTextDatum(cut), TimestampGetDatum(since)};
+	List	   *days = NIL;
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *sql;
+
+	sql = psprintf("SELECT CAST(%s AS DATE), pg_catalog.count(*), pg_catalog.max(%s)::text%s"
+				   " FROM %s WHERE %s OPERATOR(pg_catalog.<=) CAST($1 AS %s)%s GROUP BY 1",
+				   quote_identifier(daycol), qcur,
+				   with_checksum ? psprintf(", pg_catalog.sum(%s)::text", checksum_expr(cfg, NULL, false)) : "",
+				   qlocal, qcur, cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
+				   have_since ? psprintf(" AND %s OPERATOR(pg_catalog.>=) $2", quote_identifier(daycol)) : "");
+	SPI_connect();
+	if (SPI_execute_with_args(sql, have_since ? 2 : 1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not aggregate the copy of \"%s\"", cfg->name);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		DayAgg	   *a = palloc0(sizeof(DayAgg));
+		bool		isnull;
+		Datum		d = SPI_getbinval(tup, desc, 1, &isnull);
+
+		a->null_day = isnull;
+		if (!isnull)
+			a->day = DatumGetDateADT(d);
+		a->rows = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+		a->max_cursor = SPI_getvalue(tup, desc, 3);
+		if (a->max_cursor && cfg->cursor_kind != CURSOR_INTEGER)
+			a->max_cursor = CycleFormatTimestamp(CycleParseTimestamp(a->max_cursor));
+		if (with_checksum)
+			a->checksum = SPI_getvalue(tup, desc, 4);
+		days = lappend(days, a);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return days;
+}
+
+/* Find a day's aggregates in a list, or NULL. */
+static DayAgg *
+find_day(List *days, DayAgg *key)
+{
+	ListCell   *lc;
+
+	foreach(lc, days)
+	{
+		DayAgg	   *a = lfirst(lc);
+
+		if (a->null_day == key->null_day && (a->null_day || a->day == key->day))
+			return a;
+	}
+	return NULL;
+}
+
+/* Do two optional texts agree? */
+static bool
+same_text(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* Record a verification's outcome, as the extension owner. */
+static void
+record_verification(TableConfig *cfg, const char *cut, int days, int mismatched, bool checksum)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[5] = {TEXTOID, TEXTOID, INT4OID, INT4OID, BOOLOID};
+	Datum		values[5] = {CStringGetTextDatum(cfg->name), CStringGetTextDatum(cut),
+		Int32GetDatum(days), Int32GetDatum(mismatched), BoolGetDatum(checksum)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO treble_sync.verifications"
+							  " (table_name, cut, days, mismatched_days, checksum) VALUES ($1, $2, $3, $4, $5)",
+							  5, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the verification");
+	SPI_finish();
+	CatalogRestoreUser(saved);
+}
+
+/*
+ * verify(name, since, repair): one row per day, the warehouse's and the
+ * copy's figures side by side; with repair, the mismatching days are
+ * re-pulled, each in a run of its own.
+ */
+PG_FUNCTION_INFO_V1(treble_sync_verify);
+
+Datum
+treble_sync_verify(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TableConfig *cfg;
+	ForeignServer *server;
+	UserMapping *mapping;
+	OdbcConn   *conn;
+	const char *daycol;
+	bool		have_since = !PG_ARGISNULL(1);
+	bool		repair = !PG_ARGISNULL(2) && PG_GETARG_BOOL(2);
+	Timestamp	since = 0;
+	int64		cut;
+	char	   *cut_text;
+	bool		with_checksum;
+	List	   *remote;
+	List	   *local;
+	List	   *all = NIL;
+	ListCell   *lc;
+	int			mismatched = 0;
+	int			nestlevel;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name must not be NULL")));
+	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	daycol = cfg->event_column ? cfg->event_column :
+		(cfg->cursor_kind == CURSOR_TIMESTAMP ? cfg->cursor_column : NULL);
+	if (daycol == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("verify needs an event column or a timestamp cursor to count days by"),
+				 errhint("Compare the copy with treble_sync.resync('%s') instead.", cfg->name)));
+	if (have_since)
+		since = DatumGetTimestamp(DirectFunctionCall1(date_timestamp, PG_GETARG_DATUM(1)));
+	if (repair && cfg->event_column == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("repair needs an event column"),
+				 errhint("Use treble_sync.resync('%s') for a table without one.", cfg->name)));
+
+	if (repair)
+		mapping = CyclePrecheck(cfg, &server);
+	else
+	{
+		if (pg_class_aclcheck(cfg->local_relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for table %s", get_rel_name(cfg->local_relid))));
+		server = GetForeignServerByName(cfg->server_name, false);
+		mapping = OdbcLookupUserMapping(GetUserId(), server);
+	}
+
+	/* as a cycle reads them: zone-less warehouse times in the warehouse's zone */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
+	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout);
+	with_checksum = OdbcDriverIsPostgres(conn);
+	if (!CycleFreezeCut(cfg, conn, &cut))
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("warehouse table \"%s\" has no rows to verify against", cfg->remote_table)));
+	cut_text = CycleFormatCursor(cfg, cut);
+	remote = remote_days(cfg, conn, daycol, cut, have_since, since, with_checksum);
+	OdbcDisconnect(conn);
+	local = local_days(cfg, daycol, cut_text, have_since, since, with_checksum);
+	AtEOXact_GUC(true, nestlevel);
+
+	/* every day either side has */
+	all = list_copy(remote);
+	foreach(lc, local)
+		if (find_day(remote, lfirst(lc)) == NULL)
+			all = lappend(all, lfirst(lc));
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, all)
+	{
+		DayAgg	   *key = lfirst(lc);
+		DayAgg	   *r = find_day(remote, key);
+		DayAgg	   *l = find_day(local, key);
+		Datum		values[7];
+		bool		nulls[7] = {false, false, false, false, false, false, false};
+		bool		match;
+
+		CHECK_FOR_INTERRUPTS();
+		match = r && l && r->rows == l->rows && same_text(r->max_cursor, l->max_cursor) &&
+			(!with_checksum || same_text(r->checksum, l->checksum));
+		values[0] = DateADTGetDatum(key->day);
+		nulls[0] = key->null_day;
+		values[1] = Int64GetDatum(r ? r->rows : 0);
+		values[2] = Int64GetDatum(l ? l->rows : 0);
+		nulls[3] = !(r && r->max_cursor);
+		if (!nulls[3])
+			values[3] = CStringGetTextDatum(r->max_cursor);
+		nulls[4] = !(l && l->max_cursor);
+		if (!nulls[4])
+			values[4] = CStringGetTextDatum(l->max_cursor);
+		values[5] = BoolGetDatum(match);
+		nulls[6] = true;
+		if (!match)
+		{
+			mismatched++;
+			if (repair && !key->null_day)
+			{
+				values[6] = Int64GetDatum(WorkerRunRepair(cfg->table_id,
+														  DatumGetTimestamp(DirectFunctionCall1(date_timestamp,
+																								DateADTGetDatum(key->day)))));
+				nulls[6] = false;
+			}
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	record_verification(cfg, cut_text, list_length(all), mismatched, with_checksum);
+	return (Datum) 0;
+}
+
+/* repair(name, day): re-pull one day and make it equal; returns the run row. */
+PG_FUNCTION_INFO_V1(treble_sync_repair);
+
+Datum
+treble_sync_repair(PG_FUNCTION_ARGS)
+{
+	TableConfig *cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+
+	if (cfg->event_column == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("repair needs an event column"),
+				 errhint("Use treble_sync.resync('%s') for a table without one.", cfg->name)));
+	(void) CyclePrecheck(cfg, NULL);
+	PG_RETURN_DATUM(CatalogRunRow(WorkerRunRepair(cfg->table_id,
+												  DatumGetTimestamp(DirectFunctionCall1(date_timestamp,
+																						PG_GETARG_DATUM(1))))));
+}
