@@ -64,7 +64,7 @@ struct OdbcConn
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
 static char *build_connection_string(ForeignServer *server, UserMapping *mapping,
-									 bool force_declare_fetch);
+									 bool force_declare_fetch, bool streaming);
 static void append_braced(StringInfo buf, const char *key, const char *value);
 static bool connection_string_has_key(const char *connstr, const char *key);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
@@ -454,7 +454,7 @@ OdbcConnectionStringHasKey(const char *connstr, const char *key)
  */
 static char *
 build_connection_string(ForeignServer *server, UserMapping *mapping,
-						bool force_declare_fetch)
+						bool force_declare_fetch, bool streaming)
 {
 	StringInfoData buf;
 	const char *connstr = NULL;
@@ -508,7 +508,7 @@ build_connection_string(ForeignServer *server, UserMapping *mapping,
 	 * use a server-side cursor.  Ask for it by default when the driver is
 	 * known to be psqlODBC and the user has not decided otherwise.
 	 */
-	if (!connection_string_has_key(buf.data, "UseDeclareFetch"))
+	if (streaming && !connection_string_has_key(buf.data, "UseDeclareFetch"))
 	{
 		bool		looks_postgres = false;
 
@@ -562,7 +562,7 @@ odbc_driver_connect(OdbcConn *conn, const char *connstr)
  */
 OdbcConn *
 OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
-			int query_timeout)
+			int query_timeout, bool streaming)
 {
 	OdbcConn   *conn = palloc0(sizeof(OdbcConn));
 	SQLRETURN	rc;
@@ -595,7 +595,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	rc = SQLSetEnvAttr(conn->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER) SQL_OV_ODBC3, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "request ODBC 3 behaviour");
 
-	connstr = build_connection_string(server, mapping, false);
+	connstr = build_connection_string(server, mapping, false, streaming);
 	odbc_driver_connect(conn, connstr);
 
 	s = odbc_get_info_string(conn, SQL_DRIVER_NAME);
@@ -605,14 +605,14 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	 * A DSN may hide psqlODBC behind a name: once we know the driver, make
 	 * sure it streams.
 	 */
-	if (pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0 &&
+	if (streaming && pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0 &&
 		!connection_string_has_key(connstr, "UseDeclareFetch"))
 	{
 		SQLDisconnect(conn->dbc);
 		SQLFreeHandle(SQL_HANDLE_DBC, conn->dbc);
 		conn->connected = false;
 		conn->dbc = SQL_NULL_HDBC;
-		connstr = build_connection_string(server, mapping, true);
+		connstr = build_connection_string(server, mapping, true, true);
 		odbc_driver_connect(conn, connstr);
 	}
 	memset(connstr, 0, strlen(connstr));

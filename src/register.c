@@ -365,7 +365,7 @@ describe_remote(TableConfig *cfg, bool default_key)
 {
 	UserMapping *mapping;
 	ForeignServer *server = usable_server(cfg->server_name, &mapping);
-	OdbcConn   *conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout);
+	OdbcConn   *conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, true);
 	RemoteTable *rt = SchemaDescribeRemote(conn, cfg->remote_schema, cfg->remote_table);
 
 	cfg->server_name = server->servername;

@@ -149,7 +149,7 @@ typedef struct OdbcParam
 } OdbcParam;
 
 extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping,
-							 int login_timeout, int query_timeout);
+							 int login_timeout, int query_timeout, bool streaming);
 extern void OdbcDisconnect(OdbcConn *conn);
 extern char *OdbcQuoteIdent(OdbcConn *conn, const char *ident);
 extern char *OdbcQualifiedName(OdbcConn *conn, const char *schema, const char *table);

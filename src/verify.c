@@ -9,9 +9,10 @@
  * rows with cursor <= T and the copy's: the number of rows, the greatest
  * cursor, and where the warehouse can compute it an order-independent
  * checksum of the synced columns.  Only aggregates cross the network.
- * The warehouse side uses ROW_NUMBER() OVER (PARTITION BY key ORDER BY
- * cursor DESC) for its deduplication, standard SQL; the checksum needs
- * md5 and is computed only on PostgreSQL warehouses (psqlODBC), on the
+ * Where the warehouse table's primary key is not the key, the warehouse
+ * side deduplicates with ROW_NUMBER() OVER (PARTITION BY key ORDER BY
+ * cursor DESC), standard SQL.  The checksum, a sum of hashtext() of each
+ * row's text, is computed only on PostgreSQL warehouses (psqlODBC), on the
  * columns whose text the two sides write alike.
  *
  * repair(name, day) re-pulls one day and makes it equal, in a worker,
@@ -85,7 +86,10 @@ checksum_part(TableConfig *cfg, const char *column, const char *qcol)
 		case NUMERICOID:
 			return typmod < 0 ? psprintf("COALESCE(CAST(%s AS TEXT), '~')", qcol) : NULL;
 		case TIMESTAMPOID:
+			/* both sessions write timestamps in ISO style */
+			return psprintf("COALESCE(CAST(%s AS TEXT), '~')", qcol);
 		case TIMESTAMPTZOID:
+			/* their zones may differ */
 			return psprintf("COALESCE(CAST(EXTRACT(EPOCH FROM %s) AS TEXT), '~')", qcol);
 		case DATEOID:
 			return psprintf("COALESCE(CAST(%s - DATE '2000-01-01' AS TEXT), '~')", qcol);
@@ -113,13 +117,13 @@ checksum_expr(TableConfig *cfg, OdbcConn *conn, bool remote)
 		if (part)
 			appendStringInfo(&parts, "%s%s", parts.len ? " || '|' || " : "", part);
 	}
-	return psprintf("CAST(CAST(('x' || substr(md5(%s), 1, 15)) AS BIT(60)) AS BIGINT)", parts.data);
+	return psprintf("CAST(hashtext(%s) AS BIGINT)", parts.data);
 }
 
 /* The warehouse's aggregates per day, at the cut, since a day if given. */
 static List *
 remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
-			bool have_since, Timestamp since, bool with_checksum)
+			bool have_since, Timestamp since, bool with_checksum, bool keyed)
 {
 	StringInfoData sql;
 	OdbcParam	params[2];
@@ -135,11 +139,17 @@ remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
 					 with_checksum ? ", SUM(h)" : "", qday, qcur);
 	if (with_checksum)
 		appendStringInfo(&sql, ", %s AS h", checksum_expr(cfg, conn, true));
-	appendStringInfoString(&sql, ", ROW_NUMBER() OVER (PARTITION BY ");
-	foreach(lc, cfg->key_columns)
-		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-						 OdbcQuoteIdent(conn, lfirst(lc)));
-	appendStringInfo(&sql, " ORDER BY %s DESC) AS rn FROM %s WHERE %s <= ?", qcur,
+	if (keyed)
+		appendStringInfoString(&sql, ", 1 AS rn");	/* one row per key already */
+	else
+	{
+		appendStringInfoString(&sql, ", ROW_NUMBER() OVER (PARTITION BY ");
+		foreach(lc, cfg->key_columns)
+			appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+							 OdbcQuoteIdent(conn, lfirst(lc)));
+		appendStringInfo(&sql, " ORDER BY %s DESC) AS rn", qcur);
+	}
+	appendStringInfo(&sql, " FROM %s WHERE %s <= ?",
 					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
 	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
 	if (have_since)
@@ -203,8 +213,15 @@ local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_sinc
 				   qlocal, qcur, cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
 				   have_since ? psprintf(" AND %s OPERATOR(pg_catalog.>=) $2", quote_identifier(daycol)) : "");
 	SPI_connect();
-	if (SPI_execute_with_args(sql, have_since ? 2 : 1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not aggregate the copy of \"%s\"", cfg->name);
+	{
+		/* a scan of the whole copy: let it run in parallel */
+		SPIPlanPtr	plan = SPI_prepare_cursor(sql, have_since ? 2 : 1, types,
+											  CURSOR_OPT_PARALLEL_OK);
+
+		if (plan == NULL ||
+			SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not aggregate the copy of \"%s\"", cfg->name);
+	}
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
@@ -338,15 +355,28 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("DateStyle", "ISO", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 
-	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout);
+	/* the answers are a row per day: no server-side cursor, so plans may be parallel */
+	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, false);
 	with_checksum = OdbcDriverIsPostgres(conn);
 	if (!CycleFreezeCut(cfg, conn, &cut))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("warehouse table \"%s\" has no rows to verify against", cfg->remote_table)));
 	cut_text = CycleFormatCursor(cfg, cut);
-	remote = remote_days(cfg, conn, daycol, cut, have_since, since, with_checksum);
+	{
+		/* a primary key on the key: the warehouse has one row per key */
+		RemoteTable *rt = SchemaDescribeRemote(conn, cfg->remote_schema, cfg->remote_table);
+		List	   *pk = SchemaRemotePrimaryKey(conn, rt);
+		bool		keyed = list_length(pk) == list_length(cfg->key_columns);
+		ListCell   *k;
+
+		foreach(k, pk)
+			keyed &= SchemaListHasName(cfg->key_columns, lfirst(k));
+		remote = remote_days(cfg, conn, daycol, cut, have_since, since, with_checksum, keyed);
+	}
 	OdbcDisconnect(conn);
 	local = local_days(cfg, daycol, cut_text, have_since, since, with_checksum);
 	AtEOXact_GUC(true, nestlevel);

@@ -521,7 +521,7 @@ connect_for(TableConfig *cfg, MemoryContext cxt)
 	SetConfigOption("jit", "off", PGC_USERSET, PGC_S_SESSION);
 
 	old = MemoryContextSwitchTo(cxt);
-	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout);
+	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, true);
 	MemoryContextSwitchTo(old);
 	return conn;
 }
