@@ -34,6 +34,9 @@ int			treble_sync_freshness_alert = 90 * 60;
 /* treble_sync.run_retention (minutes): run rows older than this go; -1 keeps them */
 int			treble_sync_run_retention = 90 * 24 * 60;
 
+/* treble_sync.verify_checksum: off makes verify() compare key lists */
+bool		treble_sync_verify_checksum = true;
+
 /*
  * Define the settings, and claim the GUC prefix so that a misspelt
  * treble_sync.* setting is an error rather than an ignored placeholder.
@@ -77,5 +80,14 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MIN,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("treble_sync.verify_checksum",
+							 "Let verify() compare row checksums where the warehouse computes them.",
+							 "Off, it compares the warehouse's keys, cursors and days with the "
+							 "copy's, as it does with warehouses that cannot compute the checksum.",
+							 &treble_sync_verify_checksum,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

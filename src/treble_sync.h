@@ -386,6 +386,7 @@ extern bool treble_sync_progress_notices;
 extern int	treble_sync_max_parallel;
 extern int	treble_sync_freshness_alert;
 extern int	treble_sync_run_retention;
+extern bool treble_sync_verify_checksum;
 
 /* ------------------------------------------------------------------------
  * worker.c

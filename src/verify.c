@@ -13,7 +13,9 @@
  * side deduplicates with ROW_NUMBER() OVER (PARTITION BY key ORDER BY
  * cursor DESC), standard SQL.  The checksum, a sum of hashtext() of each
  * row's text, is computed only on PostgreSQL warehouses (psqlODBC), on the
- * columns whose text the two sides write alike.
+ * columns whose text the two sides write alike.  Elsewhere the keys,
+ * cursors and days of the warehouse's rows are pulled (not the rows) and
+ * compared with the copy's.
  *
  * repair(name, day) re-pulls one day and makes it equal, in a worker,
  * logged as a run (cycle.c: CycleRepairDay).
@@ -22,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -247,6 +250,143 @@ local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_sinc
 	return days;
 }
 
+/*
+ * Where the warehouse cannot compute the checksum: pull the keys, cursors
+ * and days of its deduplicated view (no other column) into the staging
+ * table, take the warehouse's per-day figures from there, and list the
+ * days where a key is missing on one side or has another cursor or day.
+ */
+static List *
+remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
+					bool have_since, Timestamp since, bool keyed, List **bad_days)
+{
+	TableConfig vcfg = *cfg;
+	CycleResult result;
+	StringInfoData sql;
+	OdbcParam	params[2];
+	int			nparams = 0;
+	SQLHSTMT	stmt;
+	Oid			stage;
+	ListCell   *lc;
+	char	   *qcur = OdbcQuoteIdent(conn, cfg->cursor_column);
+	char	   *qlocal = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
+													get_rel_name(cfg->local_relid));
+	const char *lday = quote_identifier(daycol);
+	const char *lcur = quote_identifier(cfg->cursor_column);
+	StringInfoData keyjoin;
+	Oid			types[2] = {TEXTOID, TIMESTAMPOID};
+	Datum		values[2] = {CStringGetTextDatum(CycleFormatCursor(cfg, cut)), TimestampGetDatum(since)};
+	List	   *days = NIL;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	vcfg.columns = list_copy(cfg->key_columns);
+	vcfg.columns = lappend(vcfg.columns, cfg->cursor_column);
+	if (!SchemaListHasName(vcfg.columns, daycol))
+		vcfg.columns = lappend(vcfg.columns, (char *) daycol);
+	vcfg.masked_columns = NIL;
+	vcfg.absent_columns = NIL;
+	vcfg.on_bad_row = BAD_ROW_FAIL;
+	stage = StageCreate(&vcfg);
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	foreach(lc, vcfg.columns)
+		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+						 OdbcQuoteIdent(conn, lfirst(lc)));
+	appendStringInfoString(&sql, " FROM (SELECT ");
+	foreach(lc, vcfg.columns)
+		appendStringInfo(&sql, "%s, ", OdbcQuoteIdent(conn, lfirst(lc)));
+	if (keyed)
+		appendStringInfoString(&sql, "1 AS rn");
+	else
+	{
+		appendStringInfoString(&sql, "ROW_NUMBER() OVER (PARTITION BY ");
+		foreach(lc, cfg->key_columns)
+			appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+							 OdbcQuoteIdent(conn, lfirst(lc)));
+		appendStringInfo(&sql, " ORDER BY %s DESC) AS rn", qcur);
+	}
+	appendStringInfo(&sql, " FROM %s WHERE %s <= ?",
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
+	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
+	if (have_since)
+	{
+		appendStringInfo(&sql, " AND %s >= ?", OdbcQuoteIdent(conn, daycol));
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, since};
+	}
+	appendStringInfoString(&sql, ") x WHERE rn = 1");
+
+	memset(&result, 0, sizeof(result));
+	stmt = OdbcAllocStatement(conn);
+	OdbcExecute(conn, stmt, sql.data, nparams, params);
+	StageLoad(stage, &vcfg, conn, stmt, &result);
+	OdbcFreeStatement(conn, stmt);
+	CommandCounterIncrement();	/* the rows just copied are to be read */
+
+	initStringInfo(&keyjoin);
+	foreach(lc, cfg->key_columns)
+		appendStringInfo(&keyjoin, "%st.%s OPERATOR(pg_catalog.=) s.%s",
+						 foreach_current_index(lc) ? " AND " : "",
+						 quote_identifier(lfirst(lc)), quote_identifier(lfirst(lc)));
+
+	SPI_connect();
+	/* the warehouse's figures, from its keys */
+	if (SPI_execute(psprintf("SELECT CAST(%s AS DATE), pg_catalog.count(*), pg_catalog.max(%s)::text"
+							 " FROM pg_temp.treble_sync_stage GROUP BY 1", lday, lcur),
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not aggregate the warehouse's keys");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		DayAgg	   *a = palloc0(sizeof(DayAgg));
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		a->null_day = isnull;
+		if (!isnull)
+			a->day = DatumGetDateADT(d);
+		a->rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+		a->max_cursor = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3);
+		if (a->max_cursor && cfg->cursor_kind != CURSOR_INTEGER)
+			a->max_cursor = CycleFormatTimestamp(CycleParseTimestamp(a->max_cursor));
+		days = lappend(days, a);
+		MemoryContextSwitchTo(old);
+	}
+	/* the days where a key is missing, or has another cursor or day */
+	if (SPI_execute_with_args(psprintf("SELECT d FROM ("
+									   " SELECT CAST(s.%1$s AS DATE) AS d FROM pg_temp.treble_sync_stage s"
+									   " WHERE NOT EXISTS (SELECT 1 FROM %2$s t WHERE %3$s"
+									   "  AND t.%4$s OPERATOR(pg_catalog.=) s.%4$s"
+									   "  AND CAST(t.%1$s AS DATE) IS NOT DISTINCT FROM CAST(s.%1$s AS DATE))"
+									   " UNION"
+									   " SELECT CAST(t.%1$s AS DATE) FROM %2$s t"
+									   " WHERE t.%4$s OPERATOR(pg_catalog.<=) CAST($1 AS %5$s)%6$s"
+									   " AND NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s WHERE %3$s"
+									   "  AND t.%4$s OPERATOR(pg_catalog.=) s.%4$s"
+									   "  AND CAST(t.%1$s AS DATE) IS NOT DISTINCT FROM CAST(s.%1$s AS DATE))) x",
+									   lday, qlocal, keyjoin.data, lcur,
+									   cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
+									   have_since ? psprintf(" AND t.%s OPERATOR(pg_catalog.>=) $2", lday) : ""),
+							  have_since ? 2 : 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not compare the keys");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		DayAgg	   *a = palloc0(sizeof(DayAgg));
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		a->null_day = isnull;
+		if (!isnull)
+			a->day = DatumGetDateADT(d);
+		*bad_days = lappend(*bad_days, a);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_execute("DROP TABLE pg_temp.treble_sync_stage", false, 0);
+	SPI_finish();
+	return days;
+}
+
 /* Find a day's aggregates in a list, or NULL. */
 static DayAgg *
 find_day(List *days, DayAgg *key)
@@ -312,6 +452,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	int64		cut;
 	char	   *cut_text;
 	bool		with_checksum;
+	List	   *bad_days = NIL;
 	List	   *remote;
 	List	   *local;
 	List	   *all = NIL;
@@ -360,7 +501,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 
 	/* the answers are a row per day: no server-side cursor, so plans may be parallel */
 	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, false);
-	with_checksum = OdbcDriverIsPostgres(conn);
+	with_checksum = OdbcDriverIsPostgres(conn) && treble_sync_verify_checksum;
 	if (!CycleFreezeCut(cfg, conn, &cut))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
@@ -375,7 +516,11 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 
 		foreach(k, pk)
 			keyed &= SchemaListHasName(cfg->key_columns, lfirst(k));
-		remote = remote_days(cfg, conn, daycol, cut, have_since, since, with_checksum, keyed);
+		if (with_checksum)
+			remote = remote_days(cfg, conn, daycol, cut, have_since, since, true, keyed);
+		else
+			remote = remote_days_by_keys(cfg, conn, daycol, cut, have_since, since, keyed,
+										 &bad_days);
 	}
 	OdbcDisconnect(conn);
 	local = local_days(cfg, daycol, cut_text, have_since, since, with_checksum);
@@ -399,7 +544,8 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		match = r && l && r->rows == l->rows && same_text(r->max_cursor, l->max_cursor) &&
-			(!with_checksum || same_text(r->checksum, l->checksum));
+			(!with_checksum || same_text(r->checksum, l->checksum)) &&
+			find_day(bad_days, key) == NULL;
 		values[0] = DateADTGetDatum(key->day);
 		nulls[0] = key->null_day;
 		values[1] = Int64GetDatum(r ? r->rows : 0);
