@@ -56,3 +56,9 @@ SET ROLE regress_curious;
 SELECT salt FROM treble_sync.mask_salt;
 RESET ROLE;
 DROP ROLE regress_curious;
+
+-- a mask added later reaches the rows already in the copy: the next cycle
+-- starts over, and rewrites them hashed
+SELECT watermark IS NULL AS starts_over FROM treble_sync.alter_table('wide', mask => '{"status": "sha256"}');
+SELECT status, rows_updated FROM treble_sync.sync_table('wide');
+SELECT length(status) AS hashed_length FROM wide;

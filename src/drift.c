@@ -173,6 +173,7 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	List	   *missing = NIL;
 	ListCell   *lc;
 	char	   *qlocal;
+	MemoryContext cfg_cxt;
 
 	cfg->absent_columns = NIL;
 	if (cfg->remote_columns == NIL)
@@ -180,10 +181,17 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 
 	rt = SchemaDescribeRemote(conn, cfg->remote_schema, cfg->remote_table);
 
+	/*
+	 * What is kept in cfg lives as long as cfg: a chunked load commits, and
+	 * frees transaction memory, long before it is done with it.
+	 */
+	cfg_cxt = MemoryContextSwitchTo(GetMemoryChunkContext(cfg));
+
 	/* synced columns the warehouse does not have (now): pulled as NULL */
 	foreach(lc, cfg->columns)
 		if (SchemaFindColumn(rt, lfirst(lc)) == NULL)
 			cfg->absent_columns = lappend(cfg->absent_columns, lfirst(lc));
+	MemoryContextSwitchTo(cfg_cxt);
 
 	initStringInfo(&report);
 	foreach(lc, rt->columns)
@@ -263,6 +271,7 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	foreach(lc, new_columns)
 	{
 		RemoteColumn *col = lfirst(lc);
+		MemoryContext old;
 
 		if (!cfg->all_columns)
 			continue;			/* an explicit column list stays as it is */
@@ -271,18 +280,23 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 								 quote_identifier(col->name), SchemaLocalTypeFor(col)),
 						false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not add column \"%s\"", col->name);
-		cfg->columns = lappend(cfg->columns, col->name);
+		old = MemoryContextSwitchTo(GetMemoryChunkContext(cfg));
+		cfg->columns = lappend(cfg->columns, pstrdup(col->name));
+		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
 	CommandCounterIncrement();
 
+	cfg_cxt = MemoryContextSwitchTo(GetMemoryChunkContext(cfg));
 	cfg->remote_columns = NIL;
 	foreach(lc, rt->columns)
 	{
 		RemoteColumn *col = lfirst(lc);
 
 		cfg->remote_columns = lappend(cfg->remote_columns,
-									  makeDefElem(col->name, (Node *) makeString(DriftSignature(col)), -1));
+									  makeDefElem(pstrdup(col->name),
+												  (Node *) makeString(DriftSignature(col)), -1));
 	}
+	MemoryContextSwitchTo(cfg_cxt);
 	CatalogSetRemoteColumns(cfg);
 }

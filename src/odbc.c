@@ -228,6 +228,13 @@ OdbcLastErrorWasTransient(void)
 	return last_error_transient;
 }
 
+/* Start afresh: the next error is judged on its own. */
+void
+OdbcForgetLastError(void)
+{
+	last_error_transient = false;
+}
+
 /*
  * Raise an ERROR carrying the driver's diagnostics if rc says the call
  * failed.  "what" names the operation ("connect to warehouse server \"wh\"",

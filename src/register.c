@@ -681,6 +681,20 @@ text_option(FunctionCallInfo fcinfo, int arg, char *current)
 	return value[0] == '\0' ? NULL : value;
 }
 
+/* Do two lists hold the same names, in any order? */
+static bool
+same_names(List *a, List *b)
+{
+	ListCell   *lc;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	foreach(lc, a)
+		if (!SchemaListHasName(b, lfirst(lc)))
+			return false;
+	return true;
+}
+
 /* Do two optional names differ? */
 static bool
 names_differ(const char *a, const char *b)
@@ -791,8 +805,10 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	if (get_rel_name(cfg->local_relid) != NULL)
 		check_local_table(cfg);
 
+	/* a new mask must reach the rows already in the copy: start over */
 	reset = before.mode != cfg->mode || before.cursor_kind != cfg->cursor_kind ||
-		names_differ(before.cursor_column, cfg->cursor_column);
+		names_differ(before.cursor_column, cfg->cursor_column) ||
+		!same_names(before.masked_columns, cfg->masked_columns);
 	(void) CatalogUpdateTable(cfg, reset);
 	PG_RETURN_DATUM(CatalogSetRemoteColumns(cfg));
 }

@@ -170,6 +170,7 @@ extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
 extern bool OdbcDriverIsPostgres(OdbcConn *conn);
 extern bool OdbcLastErrorWasTransient(void);
+extern void OdbcForgetLastError(void);
 extern void OdbcEnableCancel(void);
 extern void OdbcCancelRemoteCall(void);
 extern void OdbcBeginRemoteCall(SQLHSTMT stmt);

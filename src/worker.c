@@ -538,25 +538,39 @@ connect_for(TableConfig *cfg, MemoryContext cxt)
  * the way.  On error, returns the error with everything rolled back.
  */
 static ErrorData *
-attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt)
+attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int attempt)
 {
 	OdbcConn   *volatile conn = NULL;
 	ErrorData  *volatile edata = NULL;
+	MemoryContext attempt_cxt;
 
 	CycleForgetCut();
 	DriftForget();
 	ChecksForget();
+	OdbcForgetLastError();
+
+	/*
+	 * Each attempt reads the registration afresh into memory of its own: the
+	 * attempt may change it (drift, a repair) and may span transactions (a
+	 * chunked load), and a failed attempt must leave nothing of it behind.
+	 */
+	attempt_cxt = AllocSetContextCreate(cxt, "treble_sync attempt", ALLOCSET_DEFAULT_SIZES);
 	PG_TRY();
 	{
 		CycleResult result;
+		TableConfig *cfg;
+		MemoryContext old;
 
 		memset(&result, 0, sizeof(result));
 		result.run_id = slot->run_id;
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
+		old = MemoryContextSwitchTo(attempt_cxt);
+		cfg = CatalogGetTableById(run_cfg->table_id);
+		MemoryContextSwitchTo(old);
 		ProgressStart(cfg->table_id, slot->run_id, cfg->local_relid, &slot->progress);
 
-		conn = connect_for(cfg, cxt);
+		conn = connect_for(cfg, attempt_cxt);
 		DriftCheck(cfg, conn, &result);
 		if (slot->repair_day != 0)
 			CycleRepairDay(cfg, conn, slot->repair_day, &result);
@@ -594,6 +608,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt, int attempt
 		RESUME_INTERRUPTS();
 	}
 	PG_END_TRY();
+	MemoryContextDelete(attempt_cxt);
 	return edata;
 }
 
@@ -826,6 +841,13 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync chunk loader of %s", cfg->name));
 		ProgressStart(cfg->table_id, args.run_id, cfg->local_relid, NULL);
 		conn = connect_for(cfg, cxt);
+		{
+			CycleResult ignored;
+
+			/* columns the warehouse dropped are pulled as NULL here too */
+			memset(&ignored, 0, sizeof(ignored));
+			DriftCheck(cfg, conn, &ignored);
+		}
 		if (cfg->load_cut != NULL)
 			LoadChunks(cfg, conn, args.run_id, CycleParseTimestamp(cfg->load_cut));
 		PopActiveSnapshot();
