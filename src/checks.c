@@ -67,7 +67,6 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 	char	   *json;
 	char	   *errors;
 	char	   *warnings;
-	bool		isnull;
 
 	values[0] = Int32GetDatum(cfg->table_id);
 	values[1] = result->watermark_to ? CStringGetTextDatum(result->watermark_to) : (Datum) 0;
@@ -86,7 +85,6 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 	json = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	errors = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 	warnings = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
-	(void) isnull;
 	json = json ? MemoryContextStrdup(CurTransactionContext, json) : NULL;
 	errors = errors ? MemoryContextStrdup(CurTransactionContext, errors) : NULL;
 	warnings = warnings ? MemoryContextStrdup(CurTransactionContext, warnings) : NULL;

@@ -127,9 +127,12 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 	b->cols = palloc0(sizeof(FetchColumn) * ncols);
 	b->bound = OdbcSupportsBlockGetData(conn);
 
-	if (FetchResultColumns(conn, stmt) != ncols)
-		elog(ERROR, "remote query returned %d columns, expected %d",
-			 FetchResultColumns(conn, stmt), ncols);
+	{
+		int			got = FetchResultColumns(conn, stmt);
+
+		if (got != ncols)
+			elog(ERROR, "remote query returned %d columns, expected %d", got, ncols);
+	}
 
 	for (int i = 0; i < ncols; i++)
 	{

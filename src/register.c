@@ -533,7 +533,9 @@ check_masked_columns(TableConfig *cfg)
 /*
  * add_table(remote_table, server, key_columns, event_column, cursor_column,
  *			 hot_window, local_table, name, initial_chunk, parallel, mode,
- *			 cursor_overlap, login_timeout, query_timeout, max_retries)
+ *			 cursor_overlap, login_timeout, query_timeout, max_retries,
+ *			 max_delete_ratio, columns, column_types, mask, schema_drift,
+ *			 on_bad_row, max_bad_row_ratio)
  */
 PG_FUNCTION_INFO_V1(treble_sync_add_table);
 
@@ -707,7 +709,8 @@ names_differ(const char *a, const char *b)
 /*
  * alter_table(name, enabled, mode, key_columns, event_column, cursor_column,
  *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name,
- *			   login_timeout, query_timeout, max_retries)
+ *			   login_timeout, query_timeout, max_retries, max_delete_ratio, mask,
+ *			   schema_drift, on_bad_row, max_bad_row_ratio)
  *
  * Changes options of a registration, checked as add_table checks them.  A
  * new cursor column or mode drops the watermark: the next cycle is a first

@@ -27,7 +27,6 @@
 #include "utils/syscache.h"
 
 #include "utils/partcache.h"
-#include "utils/rel.h"
 
 #include "treble_sync.h"
 

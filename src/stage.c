@@ -53,6 +53,7 @@ typedef struct StageFeed
 	FetchKind  *kind;			/* how each column arrives */
 	bool	   *is_masked;		/* stored as a salted SHA-256 hex */
 	bytea	   *salt;			/* the mask salt, if any column is masked */
+	pg_cryptohash_ctx *sha;		/* made once per load, reset per value */
 	StringInfoData plain;		/* a masked value before hashing */
 	bool	   *is_key;			/* a NULL here fails the cycle */
 	char	  **names;
@@ -244,14 +245,13 @@ append_masked(int col, const char *data, size_t len)
 			break;
 	}
 
-	ctx = pg_cryptohash_create(PG_SHA256);
+	ctx = feed->sha;
 	if (pg_cryptohash_init(ctx) < 0 ||
 		pg_cryptohash_update(ctx, (const uint8 *) VARDATA_ANY(feed->salt),
 							 VARSIZE_ANY_EXHDR(feed->salt)) < 0 ||
 		pg_cryptohash_update(ctx, (const uint8 *) text, text_len) < 0 ||
 		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
 		elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
-	pg_cryptohash_free(ctx);
 
 	enlargeStringInfo(&feed->line, PG_SHA256_DIGEST_LENGTH * 2);
 	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
@@ -625,6 +625,8 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	state.reported_bytes = result->bytes_pulled;
 	initStringInfo(&state.batch);
 	state.offsets = palloc(sizeof(int) * (STAGE_BATCH_ROWS + 1));
+	if (state.salt)
+		state.sha = pg_cryptohash_create(PG_SHA256);
 	feed = &state;
 	PG_TRY();
 	{
@@ -653,6 +655,8 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	}
 	PG_FINALLY();
 	{
+		if (state.sha)
+			pg_cryptohash_free(state.sha);
 		feed = NULL;
 	}
 	PG_END_TRY();
