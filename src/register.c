@@ -424,6 +424,45 @@ synced_columns(TableConfig *cfg, RemoteTable *rt, List *wanted)
 }
 
 /*
+ * A per-column option given as a JSON object of column names and texts
+ * (column_types, mask): DefElems (column, text), every column checked to be
+ * a synced one.
+ */
+static List *
+parse_column_map(TableConfig *cfg, Datum map, const char *option)
+{
+	List	   *result = NIL;
+	Oid			argtypes[1] = {JSONBOID};
+	Datum		values[1] = {map};
+	MemoryContext cxt = CurrentMemoryContext;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the %s option", option);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *column = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		char	   *value = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		MemoryContext old;
+
+		if (!SchemaListHasName(cfg->columns, column))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s names \"%s\", which is not a synced column", option, column)));
+		if (value == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s gives nothing for column \"%s\"", option, column)));
+		old = MemoryContextSwitchTo(cxt);
+		result = lappend(result, makeDefElem(pstrdup(column), (Node *) makeString(pstrdup(value)), -1));
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return result;
+}
+
+/*
  * column_types => '{"payload": "jsonb"}': the local type of some columns
  * of a table add_table creates.  Each type name is parsed as PostgreSQL
  * parses a type and written back in its canonical form, so nothing but a
@@ -432,42 +471,18 @@ synced_columns(TableConfig *cfg, RemoteTable *rt, List *wanted)
 static List *
 parse_column_types(TableConfig *cfg, Datum types)
 {
-	List	   *result = NIL;
-	Oid			argtypes[1] = {JSONBOID};
-	Datum		values[1] = {types};
-	MemoryContext cxt = CurrentMemoryContext;
+	List	   *result = parse_column_map(cfg, types, "column_types");
+	ListCell   *lc;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)",
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("column_types must be a JSON object of column names and type names")));
-	for (uint64 i = 0; i < SPI_processed; i++)
+	foreach(lc, result)
 	{
-		char	   *column = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		char	   *type = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		DefElem    *def = lfirst(lc);
 		Oid			typid;
 		int32		typmod;
-		MemoryContext old;
-		char	   *canonical;
 
-		if (!SchemaListHasName(cfg->columns, column))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("column_types names \"%s\", which is not a synced column", column)));
-		if (type == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("column_types gives no type for column \"%s\"", column)));
-		parseTypeString(type, &typid, &typmod, false);
-		canonical = format_type_with_typemod(typid, typmod);
-		old = MemoryContextSwitchTo(cxt);
-		result = lappend(result, makeDefElem(pstrdup(column),
-											 (Node *) makeString(pstrdup(canonical)), -1));
-		MemoryContextSwitchTo(old);
+		parseTypeString(strVal(def->arg), &typid, &typmod, false);
+		def->arg = (Node *) makeString(format_type_with_typemod(typid, typmod));
 	}
-	SPI_finish();
 	return result;
 }
 
@@ -479,34 +494,19 @@ static List *
 parse_mask(TableConfig *cfg, Datum mask)
 {
 	List	   *result = NIL;
-	Oid			argtypes[1] = {JSONBOID};
-	Datum		values[1] = {mask};
-	MemoryContext cxt = CurrentMemoryContext;
+	ListCell   *lc;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT key, value FROM pg_catalog.jsonb_each_text($1)",
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the mask option");
-	for (uint64 i = 0; i < SPI_processed; i++)
+	foreach(lc, parse_column_map(cfg, mask, "mask"))
 	{
-		char	   *column = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		char	   *how = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
-		MemoryContext old;
+		DefElem    *def = lfirst(lc);
 
-		if (!SchemaListHasName(cfg->columns, column))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("mask names \"%s\", which is not a synced column", column)));
-		if (how == NULL || strcmp(how, "sha256") != 0)
+		if (strcmp(strVal(def->arg), "sha256") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("mask of column \"%s\" must be \"sha256\", not \"%s\"",
-							column, how ? how : "null")));
-		old = MemoryContextSwitchTo(cxt);
-		result = lappend(result, pstrdup(column));
-		MemoryContextSwitchTo(old);
+							def->defname, strVal(def->arg))));
+		result = lappend(result, def->defname);
 	}
-	SPI_finish();
 	return result;
 }
 

@@ -123,6 +123,42 @@ checksum_expr(TableConfig *cfg, OdbcConn *conn, bool remote)
 	return psprintf("CAST(hashtext(%s) AS BIGINT)", parts.data);
 }
 
+/*
+ * The rest of a query over the warehouse's deduplicated rows: after the
+ * caller's select list, "rn FROM <table> WHERE cursor <= ? [AND day >= ?])
+ * x WHERE rn = 1", rn numbering each key's versions newest first (or 1 when
+ * the table has one row per key).  Fills params; returns their number.
+ */
+static int
+append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcConn *conn,
+					const char *daycol, int64 cut, bool have_since, Timestamp since, bool keyed)
+{
+	char	   *qcur = OdbcQuoteIdent(conn, cfg->cursor_column);
+	int			nparams = 0;
+	ListCell   *lc;
+
+	if (keyed)
+		appendStringInfoString(sql, "1 AS rn");	/* one row per key already */
+	else
+	{
+		appendStringInfoString(sql, "ROW_NUMBER() OVER (PARTITION BY ");
+		foreach(lc, cfg->key_columns)
+			appendStringInfo(sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+							 OdbcQuoteIdent(conn, lfirst(lc)));
+		appendStringInfo(sql, " ORDER BY %s DESC) AS rn", qcur);
+	}
+	appendStringInfo(sql, " FROM %s WHERE %s <= ?",
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
+	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
+	if (have_since)
+	{
+		appendStringInfo(sql, " AND %s >= ?", OdbcQuoteIdent(conn, daycol));
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, since};
+	}
+	appendStringInfoString(sql, ") x WHERE rn = 1");
+	return nparams;
+}
+
 /* The warehouse's aggregates per day, at the cut, since a day if given. */
 static List *
 remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
@@ -133,7 +169,6 @@ remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
 	int			nparams = 0;
 	SQLHSTMT	stmt;
 	List	   *days = NIL;
-	ListCell   *lc;
 	char	   *qday = OdbcQuoteIdent(conn, daycol);
 	char	   *qcur = OdbcQuoteIdent(conn, cfg->cursor_column);
 
@@ -142,25 +177,9 @@ remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
 					 with_checksum ? ", SUM(h)" : "", qday, qcur);
 	if (with_checksum)
 		appendStringInfo(&sql, ", %s AS h", checksum_expr(cfg, conn, true));
-	if (keyed)
-		appendStringInfoString(&sql, ", 1 AS rn");	/* one row per key already */
-	else
-	{
-		appendStringInfoString(&sql, ", ROW_NUMBER() OVER (PARTITION BY ");
-		foreach(lc, cfg->key_columns)
-			appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-							 OdbcQuoteIdent(conn, lfirst(lc)));
-		appendStringInfo(&sql, " ORDER BY %s DESC) AS rn", qcur);
-	}
-	appendStringInfo(&sql, " FROM %s WHERE %s <= ?",
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
-	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
-	if (have_since)
-	{
-		appendStringInfo(&sql, " AND %s >= ?", qday);
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, since};
-	}
-	appendStringInfoString(&sql, ") x WHERE rn = 1 GROUP BY CAST(d AS DATE)");
+	appendStringInfoString(&sql, ", ");
+	nparams = append_dedup_source(&sql, params, cfg, conn, daycol, cut, have_since, since, keyed);
+	appendStringInfoString(&sql, " GROUP BY CAST(d AS DATE)");
 
 	stmt = OdbcAllocStatement(conn);
 	OdbcExecute(conn, stmt, sql.data, nparams, params);
@@ -268,7 +287,6 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	SQLHSTMT	stmt;
 	Oid			stage;
 	ListCell   *lc;
-	char	   *qcur = OdbcQuoteIdent(conn, cfg->cursor_column);
 	char	   *qlocal = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
 													get_rel_name(cfg->local_relid));
 	const char *lday = quote_identifier(daycol);
@@ -296,25 +314,7 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	appendStringInfoString(&sql, " FROM (SELECT ");
 	foreach(lc, vcfg.columns)
 		appendStringInfo(&sql, "%s, ", OdbcQuoteIdent(conn, lfirst(lc)));
-	if (keyed)
-		appendStringInfoString(&sql, "1 AS rn");
-	else
-	{
-		appendStringInfoString(&sql, "ROW_NUMBER() OVER (PARTITION BY ");
-		foreach(lc, cfg->key_columns)
-			appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-							 OdbcQuoteIdent(conn, lfirst(lc)));
-		appendStringInfo(&sql, " ORDER BY %s DESC) AS rn", qcur);
-	}
-	appendStringInfo(&sql, " FROM %s WHERE %s <= ?",
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
-	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
-	if (have_since)
-	{
-		appendStringInfo(&sql, " AND %s >= ?", OdbcQuoteIdent(conn, daycol));
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, since};
-	}
-	appendStringInfoString(&sql, ") x WHERE rn = 1");
+	nparams = append_dedup_source(&sql, params, cfg, conn, daycol, cut, have_since, since, keyed);
 
 	memset(&result, 0, sizeof(result));
 	stmt = OdbcAllocStatement(conn);
