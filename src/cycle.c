@@ -392,6 +392,27 @@ index_stage(TableConfig *cfg)
 }
 
 /*
+ * SQL that is true when version a of a key is newer than version b: a
+ * greater cursor, then (on a tie, or without a cursor) a greater text of
+ * the synced columns.  One rule for deduplication and both upserts, so the
+ * outcome never depends on arrival order.
+ */
+static char *
+newer_version(TableConfig *cfg, const char *a, const char *b)
+{
+	char	   *by_text = psprintf("ROW(%s)::text OPERATOR(pg_catalog.>) ROW(%s)::text",
+								   local_column_list(cfg->columns, a),
+								   local_column_list(cfg->columns, b));
+	const char *cur;
+
+	if (cfg->cursor_column == NULL)
+		return by_text;
+	cur = quote_identifier(cfg->cursor_column);
+	return psprintf("(%s.%s OPERATOR(pg_catalog.>) %s.%s OR (%s.%s OPERATOR(pg_catalog.=) %s.%s AND %s))",
+					a, cur, b, cur, a, cur, b, cur, by_text);
+}
+
+/*
  * Step 3 preparation: keep one row per key in the staging table, the one
  * with the greatest cursor; exact ties are broken by the row's text so the
  * outcome never depends on arrival order.  Most pulls have no repeated
@@ -401,9 +422,6 @@ static void
 dedup_stage(TableConfig *cfg)
 {
 	const char *keys = local_column_list(cfg->key_columns, NULL);
-	const char *by_text = "(t::text OPERATOR(pg_catalog.>) s::text"
-		" OR (t::text OPERATOR(pg_catalog.=) s::text AND t.ctid OPERATOR(pg_catalog.>) s.ctid))";
-	char	   *newer;
 
 	if (count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1"
 						   " FROM pg_temp.treble_sync_stage GROUP BY %s"
@@ -411,22 +429,14 @@ dedup_stage(TableConfig *cfg)
 						   keys)) == 0)
 		return;
 
-	/* t is newer than s: a greater cursor, then a greater text (no cursor: text) */
-	if (cfg->cursor_column)
-	{
-		const char *cur = quote_identifier(cfg->cursor_column);
-
-		newer = psprintf("(t.%s OPERATOR(pg_catalog.>) s.%s"
-						 " OR (t.%s OPERATOR(pg_catalog.=) s.%s AND %s))",
-						 cur, cur, cur, cur, by_text);
-	}
-	else
-		newer = pstrdup(by_text);
-
+	/* delete s if another row t of its key is newer, or identical and later */
 	run_sql(psprintf("DELETE FROM pg_temp.treble_sync_stage s WHERE EXISTS ("
 					 "SELECT 1 FROM pg_temp.treble_sync_stage t WHERE %s"
-					 " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid AND %s)",
-					 key_join(cfg->key_columns, "t", "s"), newer),
+					 " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid"
+					 " AND (%s OR (ROW(%s)::text OPERATOR(pg_catalog.=) ROW(%s)::text"
+					 "  AND t.ctid OPERATOR(pg_catalog.>) s.ctid)))",
+					 key_join(cfg->key_columns, "t", "s"), newer_version(cfg, "t", "s"),
+					 local_column_list(cfg->columns, "t"), local_column_list(cfg->columns, "s")),
 			0, NULL, NULL, SPI_OK_DELETE);
 }
 
@@ -481,20 +491,11 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 						 local_column_list(cfg->columns, "t"),
 						 local_column_list(cfg->columns, "s"));
 		if (kind == UPSERT_VERSIONED && cfg->event_column)
-		{
-			const char *cur = quote_identifier(cfg->cursor_column);
-
-			/* newer: a greater cursor, then a greater row text, as in dedup */
-			appendStringInfo(&sql, " AND (t.%s OPERATOR(pg_catalog.<) s.%s"
-							 " OR (t.%s OPERATOR(pg_catalog.=) s.%s"
-							 "  AND ROW(%s)::text OPERATOR(pg_catalog.<) ROW(%s)::text)"
+			appendStringInfo(&sql, " AND (%s"
 							 " OR (t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2))",
-							 cur, cur, cur, cur,
-							 local_column_list(cfg->columns, "t"),
-							 local_column_list(cfg->columns, "s"),
+							 newer_version(cfg, "s", "t"),
 							 quote_identifier(cfg->event_column),
 							 quote_identifier(cfg->event_column));
-		}
 		else
 			appendStringInfoString(&sql, " AND $1 IS NOT NULL AND $2 IS NOT NULL");	/* uses both */
 		result->rows_updated = run_sql(sql.data, 2, types, values, SPI_OK_UPDATE);
@@ -533,7 +534,6 @@ upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *resul
 	StringInfoData sql;
 	StringInfoData set;
 	ListCell   *lc;
-	const char *cur = quote_identifier(cfg->cursor_column);
 
 	initStringInfo(&set);
 	foreach(lc, cfg->columns)
@@ -556,16 +556,11 @@ upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *resul
 		appendStringInfoString(&sql, "NOTHING");
 	else
 		appendStringInfo(&sql, "UPDATE SET %s"
-						 " WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))"
-						 " AND (t.%s OPERATOR(pg_catalog.<) EXCLUDED.%s"
-						 "  OR (t.%s OPERATOR(pg_catalog.=) EXCLUDED.%s"
-						 "   AND ROW(%s)::text OPERATOR(pg_catalog.<) ROW(%s)::text))",
+						 " WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s)) AND %s",
 						 set.data,
 						 local_column_list(cfg->columns, "t"),
 						 local_column_list(cfg->columns, "EXCLUDED"),
-						 cur, cur, cur, cur,
-						 local_column_list(cfg->columns, "t"),
-						 local_column_list(cfg->columns, "EXCLUDED"));
+						 newer_version(cfg, "EXCLUDED", "t"));
 	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
 }
 
