@@ -214,6 +214,43 @@ remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
 	return days;
 }
 
+/*
+ * The rows of the last SPI query as DayAgg, allocated in cxt: the day,
+ * then, as far as ncols reaches, the row count, the newest cursor (in the
+ * catalog's text form) and the checksum.
+ */
+static List *
+days_from_spi(TableConfig *cfg, MemoryContext cxt, int ncols)
+{
+	List	   *days = NIL;
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		DayAgg	   *a = palloc0(sizeof(DayAgg));
+		bool		isnull;
+		Datum		d = SPI_getbinval(tup, desc, 1, &isnull);
+
+		CHECK_FOR_INTERRUPTS();
+		a->null_day = isnull;
+		if (!isnull)
+			a->day = DatumGetDateADT(d);
+		if (ncols >= 2)
+			a->rows = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+		if (ncols >= 3)
+			a->max_cursor = SPI_getvalue(tup, desc, 3);
+		if (a->max_cursor && cfg->cursor_kind != CURSOR_INTEGER)
+			a->max_cursor = CycleFormatTimestamp(CycleParseTimestamp(a->max_cursor));
+		if (ncols >= 4)
+			a->checksum = SPI_getvalue(tup, desc, 4);
+		days = lappend(days, a);
+		MemoryContextSwitchTo(old);
+	}
+	return days;
+}
+
 /* The copy's aggregates per day, at the cut, since a day if given. */
 static List *
 local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_since,
@@ -244,27 +281,7 @@ local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_sinc
 			SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not aggregate the copy of \"%s\"", cfg->name);
 	}
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-		DayAgg	   *a = palloc0(sizeof(DayAgg));
-		bool		isnull;
-		Datum		d = SPI_getbinval(tup, desc, 1, &isnull);
-
-		a->null_day = isnull;
-		if (!isnull)
-			a->day = DatumGetDateADT(d);
-		a->rows = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
-		a->max_cursor = SPI_getvalue(tup, desc, 3);
-		if (a->max_cursor && cfg->cursor_kind != CURSOR_INTEGER)
-			a->max_cursor = CycleFormatTimestamp(CycleParseTimestamp(a->max_cursor));
-		if (with_checksum)
-			a->checksum = SPI_getvalue(tup, desc, 4);
-		days = lappend(days, a);
-		MemoryContextSwitchTo(old);
-	}
+	days = days_from_spi(cfg, cxt, 3 + (with_checksum ? 1 : 0));
 	SPI_finish();
 	return days;
 }
@@ -335,23 +352,7 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 							 " FROM pg_temp.treble_sync_stage GROUP BY 1", lday, lcur),
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not aggregate the warehouse's keys");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-		DayAgg	   *a = palloc0(sizeof(DayAgg));
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-
-		a->null_day = isnull;
-		if (!isnull)
-			a->day = DatumGetDateADT(d);
-		a->rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-		a->max_cursor = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3);
-		if (a->max_cursor && cfg->cursor_kind != CURSOR_INTEGER)
-			a->max_cursor = CycleFormatTimestamp(CycleParseTimestamp(a->max_cursor));
-		days = lappend(days, a);
-		MemoryContextSwitchTo(old);
-	}
+	days = days_from_spi(cfg, cxt, 3);
 	/* the days where a key is missing, or has another cursor or day */
 	if (SPI_execute_with_args(psprintf("SELECT d FROM ("
 									   " SELECT CAST(s.%1$s AS DATE) AS d FROM pg_temp.treble_sync_stage s"
@@ -369,19 +370,7 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 									   have_since ? psprintf(" AND t.%s OPERATOR(pg_catalog.>=) $2", lday) : ""),
 							  have_since ? 2 : 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not compare the keys");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-		DayAgg	   *a = palloc0(sizeof(DayAgg));
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-
-		a->null_day = isnull;
-		if (!isnull)
-			a->day = DatumGetDateADT(d);
-		*bad_days = lappend(*bad_days, a);
-		MemoryContextSwitchTo(old);
-	}
+	*bad_days = days_from_spi(cfg, cxt, 1);
 	SPI_execute("DROP TABLE pg_temp.treble_sync_stage", false, 0);
 	SPI_finish();
 	return days;

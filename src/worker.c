@@ -526,6 +526,25 @@ connect_for(TableConfig *cfg, MemoryContext cxt)
 	return conn;
 }
 
+/*
+ * In a PG_CATCH of a worker, with interrupts held: keep the error (in cxt),
+ * roll the transaction back, drop a pending cancel (it has done its work)
+ * and stop reporting progress.
+ */
+static ErrorData *
+abort_after_error(MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	QueryCancelPending = false;
+	ProgressEnd();
+	return edata;
+}
+
 /* First wait before retrying a cycle; it doubles with every attempt. */
 #define RETRY_FIRST_WAIT_MS 500
 
@@ -597,12 +616,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 	PG_CATCH();
 	{
 		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		QueryCancelPending = false;
-		ProgressEnd();
+		edata = abort_after_error(cxt);
 		if (conn)
 			OdbcDisconnect(conn);
 		RESUME_INTERRUPTS();
@@ -861,12 +875,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		int			chunk;
 
 		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		QueryCancelPending = false;
-		ProgressEnd();
+		edata = abort_after_error(cxt);
 
 		chunk = LoadCurrentChunk();
 		if (chunk > 0 && cfg != NULL)
