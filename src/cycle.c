@@ -264,6 +264,12 @@ typedef struct PullSpec
 /*
  * Steps 2 and 4, pulling: stream the rows of a pull into the staging
  * table with one remote query, every value bound as a parameter.
+ *
+ * Remote comparisons use > and <= only: "col >= x" is sent as
+ * "col > x - 1us" and "col < x" as "col <= x - 1us", the same rows at
+ * microsecond precision.  A warehouse that compares timestamps as text
+ * (SQLite) sorts a stored value that equals the bound but is written with
+ * fewer fraction digits before it, which > and <= get right.
  */
 static void
 pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
@@ -297,19 +303,19 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 		char	   *qcol = OdbcQuoteIdent(conn, spec->range_column);
 
 		if (spec->open_ended)
-			appendStringInfo(&sql, " AND (%s >= ? OR %s IS NULL)", qcol, qcol);
+			appendStringInfo(&sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
 		else
-			appendStringInfo(&sql, " AND %s >= ? AND %s < ?", qcol, qcol);
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->lo};
+			appendStringInfo(&sql, " AND %s > ? AND %s <= ?", qcol, qcol);
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->lo)};
 		if (!spec->open_ended)
-			params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->hi};
+			params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->hi)};
 	}
 	else if (spec->have_prev && spec->have_window)
 	{
-		appendStringInfo(&sql, " AND (%s > ? OR %s >= ?)", qcursor,
+		appendStringInfo(&sql, " AND (%s > ? OR %s > ?)", qcursor,
 						 OdbcQuoteIdent(conn, cfg->event_column));
 		params[nparams++] = cursor_param(cfg, spec->prev);
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, spec->bound};
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}
 	else if (spec->have_prev)
 	{

@@ -109,12 +109,9 @@ validate_option_value(DefElem *def)
 		check_integer_option(def->defname, value, 0, 10);
 }
 
-/*
- * The value of an integer server option, or def if the server does not
- * set it.
- */
-int
-FdwServerIntOption(ForeignServer *server, const char *name, int def)
+/* The value of a server option, or NULL if the server does not set it. */
+const char *
+FdwServerStringOption(ForeignServer *server, const char *name)
 {
 	ListCell   *lc;
 
@@ -123,9 +120,21 @@ FdwServerIntOption(ForeignServer *server, const char *name, int def)
 		DefElem    *opt = lfirst(lc);
 
 		if (strcmp(opt->defname, name) == 0)
-			return atoi(defGetString(opt));
+			return defGetString(opt);
 	}
-	return def;
+	return NULL;
+}
+
+/*
+ * The value of an integer server option, or def if the server does not
+ * set it.
+ */
+int
+FdwServerIntOption(ForeignServer *server, const char *name, int def)
+{
+	const char *value = FdwServerStringOption(server, name);
+
+	return value ? atoi(value) : def;
 }
 
 /*

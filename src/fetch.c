@@ -26,6 +26,7 @@
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/datetime.h"
+#include "utils/fmgrprotos.h"
 #include "utils/memutils.h"
 
 #include "treble_sync.h"
@@ -403,6 +404,23 @@ FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result)
 	SQLLEN		ind = 0;
 	SQLRETURN	rc;
 	struct pg_tm tm;
+
+	if (OdbcTimestampsAsText(conn))
+	{
+		StringInfoData text;
+		bool		found;
+
+		/* a computed value (an aggregate) has no declared type to go by */
+		initStringInfo(&text);
+		found = FetchGetText(conn, stmt, col, &text);
+		if (found)
+			*result = DatumGetTimestamp(DirectFunctionCall3(timestamp_in,
+															CStringGetDatum(text.data),
+															ObjectIdGetDatum(InvalidOid),
+															Int32GetDatum(-1)));
+		pfree(text.data);
+		return found;
+	}
 
 	rc = SQLGetData(stmt, col, SQL_C_TYPE_TIMESTAMP, &ts, sizeof(ts), &ind);
 	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a timestamp from the warehouse");

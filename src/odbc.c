@@ -53,18 +53,25 @@ struct OdbcConn
 	char		escape[8];		/* SQL_SEARCH_PATTERN_ESCAPE; "" if none */
 	char		driver_name[128];
 	SQLUINTEGER getdata_ext;	/* SQL_GETDATA_EXTENSIONS */
+	bool		timestamps_as_text; /* the driver compares timestamps as text */
 	int			login_timeout;	/* seconds; 0: the driver's default */
 	int			query_timeout;	/* seconds; 0: none */
 	MemoryContextCallback on_reset;
 };
+
+/* "YYYY-MM-DD HH:MM:SS.ffffff" */
+#define ODBC_TIMESTAMP_TEXT_LEN 26
 
 /* Seconds to wait for a connection unless the server says otherwise. */
 #define ODBC_DEFAULT_LOGIN_TIMEOUT 30
 
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
+typedef struct StreamingDefault StreamingDefault;
+static const StreamingDefault *streaming_default_for(const char *connstr,
+													 const char *driver_name);
 static char *build_connection_string(ForeignServer *server, UserMapping *mapping,
-									 bool force_declare_fetch, bool streaming);
+									 const StreamingDefault *stream);
 static void append_braced(StringInfo buf, const char *key, const char *value);
 static bool connection_string_has_key(const char *connstr, const char *key);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
@@ -326,16 +333,9 @@ scrub_secret(const char *message, const char *secret)
 const char *
 OdbcServerTimezone(ForeignServer *server)
 {
-	ListCell   *lc;
+	const char *tz = FdwServerStringOption(server, "timezone");
 
-	foreach(lc, server->options)
-	{
-		DefElem    *def = lfirst(lc);
-
-		if (strcmp(def->defname, "timezone") == 0)
-			return defGetString(def);
-	}
-	return "UTC";
+	return tz ? tz : "UTC";
 }
 
 /*
@@ -455,13 +455,80 @@ OdbcConnectionStringHasKey(const char *connstr, const char *key)
 }
 
 /*
+ * What a driver needs to stream a large result instead of reading all of it
+ * into the worker's memory first, added to the connection string unless the
+ * user set it: a driver is recognised by its library name once connected,
+ * or earlier by a word in the connection string.
+ */
+struct StreamingDefault
+{
+	const char *driver_prefix;	/* SQL_DRIVER_NAME starts with this */
+	const char *connstr_words[3];	/* ...or the connection string has one */
+	const char *keys[2];		/* the user decided if the string has one */
+	const char *settings;		/* appended; %d is the fetch size */
+};
+
+static const StreamingDefault streaming_defaults[] = {
+	/* psqlODBC: a server-side cursor, fetch_size rows at a time */
+	{"psqlodbc", {"postgres", "psqlodbc", NULL}, {"UseDeclareFetch", NULL},
+	"UseDeclareFetch=1;Fetch=%d"},
+	/* MariaDB Connector/ODBC 3.1.17+ and MySQL Connector/ODBC: row by row */
+	{"libmaodbc", {"mariadb", "maodbc", NULL}, {"NO_CACHE", "STREAMRS"},
+	"NO_CACHE=1;FORWARDONLY=1"},
+	{"libmyodbc", {"mysql", "myodbc", NULL}, {"NO_CACHE", NULL},
+	"NO_CACHE=1;FORWARD_CURSOR=1"},
+	/* SQLite: step through the statement instead of sqlite3_get_table */
+	{"sqlite3odbc", {"sqlite", NULL, NULL}, {"StepAPI", NULL},
+	"StepAPI=1"},
+	/* a short name some builds report */
+	{"libsqlite3odbc", {NULL, NULL, NULL}, {"StepAPI", NULL},
+	"StepAPI=1"},
+};
+
+/*
+ * The streaming settings for a driver known by name (driver_name, after
+ * connecting) or guessed from the connection string (driver_name NULL).
+ */
+static const StreamingDefault *
+streaming_default_for(const char *connstr, const char *driver_name)
+{
+	char	   *lower = connstr ? asc_tolower(connstr, strlen(connstr)) : NULL;
+
+	for (size_t i = 0; i < lengthof(streaming_defaults); i++)
+	{
+		const StreamingDefault *d = &streaming_defaults[i];
+
+		if (driver_name)
+		{
+			if (pg_strncasecmp(driver_name, d->driver_prefix, strlen(d->driver_prefix)) == 0)
+				return d;
+			continue;
+		}
+		for (size_t w = 0; w < lengthof(d->connstr_words) && d->connstr_words[w]; w++)
+			if (lower && strstr(lower, d->connstr_words[w]) != NULL)
+				return d;
+	}
+	return NULL;
+}
+
+/* Whether the user already chose how this driver streams. */
+static bool
+streaming_chosen(const StreamingDefault *d, const char *connstr)
+{
+	for (size_t k = 0; k < lengthof(d->keys) && d->keys[k]; k++)
+		if (connection_string_has_key(connstr, d->keys[k]))
+			return true;
+	return false;
+}
+
+/*
  * Build the ODBC connection string: the server's connection_string (or
- * DSN), the user mapping's credentials, and, for psqlODBC, the setting that
- * makes it stream through a cursor instead of buffering the whole result.
+ * DSN), the user mapping's credentials, and the settings that make the
+ * driver stream (stream, unless NULL or already set by the user).
  */
 static char *
 build_connection_string(ForeignServer *server, UserMapping *mapping,
-						bool force_declare_fetch, bool streaming)
+						const StreamingDefault *stream)
 {
 	StringInfoData buf;
 	const char *connstr = NULL;
@@ -510,28 +577,11 @@ build_connection_string(ForeignServer *server, UserMapping *mapping,
 	if (password)
 		append_braced(&buf, "PWD", password);
 
-	/*
-	 * psqlODBC reads a whole result set into client memory unless told to
-	 * use a server-side cursor.  Ask for it by default when the driver is
-	 * known to be psqlODBC and the user has not decided otherwise.
-	 */
-	if (streaming && !connection_string_has_key(buf.data, "UseDeclareFetch"))
+	if (stream && !streaming_chosen(stream, buf.data))
 	{
-		bool		looks_postgres = false;
-
-		if (connstr)
-		{
-			char	   *lower = asc_tolower(connstr, strlen(connstr));
-
-			looks_postgres = strstr(lower, "postgres") != NULL ||
-				strstr(lower, "psqlodbc") != NULL;
-		}
-		if (looks_postgres || force_declare_fetch)
-		{
-			if (buf.data[buf.len - 1] != ';')
-				appendStringInfoChar(&buf, ';');
-			appendStringInfo(&buf, "UseDeclareFetch=1;Fetch=%d", fetch_size);
-		}
+		if (buf.data[buf.len - 1] != ';')
+			appendStringInfoChar(&buf, ';');
+		appendStringInfo(&buf, stream->settings, fetch_size);
 	}
 	return buf.data;
 }
@@ -575,6 +625,8 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	SQLRETURN	rc;
 	char	   *connstr;
 	char	   *s;
+	const StreamingDefault *guess;
+	const StreamingDefault *known;
 	ListCell   *lc;
 
 	conn->server_name = pstrdup(server->servername);
@@ -602,27 +654,38 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	rc = SQLSetEnvAttr(conn->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER) SQL_OV_ODBC3, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "request ODBC 3 behaviour");
 
-	connstr = build_connection_string(server, mapping, false, streaming);
+	guess = streaming ? streaming_default_for(FdwServerStringOption(server, "connection_string"),
+											  NULL) : NULL;
+	connstr = build_connection_string(server, mapping, guess);
 	odbc_driver_connect(conn, connstr);
 
 	s = odbc_get_info_string(conn, SQL_DRIVER_NAME);
 	strlcpy(conn->driver_name, s, sizeof(conn->driver_name));
 
 	/*
-	 * A DSN may hide psqlODBC behind a name: once we know the driver, make
-	 * sure it streams.
+	 * A DSN hides the driver behind a name, and a guess can be wrong: once
+	 * the driver is known, make sure it streams.
 	 */
-	if (streaming && pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0 &&
-		!connection_string_has_key(connstr, "UseDeclareFetch"))
+	known = streaming ? streaming_default_for(NULL, conn->driver_name) : NULL;
+	if (known && known != guess && !streaming_chosen(known, connstr))
 	{
+		memset(connstr, 0, strlen(connstr));
 		SQLDisconnect(conn->dbc);
 		SQLFreeHandle(SQL_HANDLE_DBC, conn->dbc);
 		conn->connected = false;
 		conn->dbc = SQL_NULL_HDBC;
-		connstr = build_connection_string(server, mapping, true, true);
+		connstr = build_connection_string(server, mapping, known);
 		odbc_driver_connect(conn, connstr);
 	}
 	memset(connstr, 0, strlen(connstr));
+
+	/*
+	 * SQLite has no timestamp type: it compares the stored text with the
+	 * parameter's text, and its driver writes a bound timestamp structure
+	 * with milliseconds only.  So timestamps go both ways as text there.
+	 */
+	conn->timestamps_as_text = pg_strncasecmp(conn->driver_name, "sqlite", 6) == 0 ||
+		pg_strncasecmp(conn->driver_name, "libsqlite", 9) == 0;
 
 	s = odbc_get_info_string(conn, SQL_IDENTIFIER_QUOTE_CHAR);
 	if (strcmp(s, " ") == 0)
@@ -784,6 +847,24 @@ timestamp_to_odbc(Timestamp ts, SQL_TIMESTAMP_STRUCT *out)
 }
 
 /*
+ * A timestamp as the text a warehouse without a timestamp type compares
+ * (SQLite): always six fraction digits, so that text order is time order
+ * for stored values with at most six (a stored value equal to a bound but
+ * written shorter sorts first, which is why the pulls use > and <= only).
+ */
+static void
+format_timestamp_text(const SQL_TIMESTAMP_STRUCT *ts, char *out)
+{
+	if (ts->year < 1 || ts->year > 9999)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for the warehouse")));
+	snprintf(out, ODBC_TIMESTAMP_TEXT_LEN + 1, "%04d-%02u-%02u %02u:%02u:%02u.%06u",
+			 ts->year, ts->month, ts->day, ts->hour, ts->minute, ts->second,
+			 (unsigned int) (ts->fraction / 1000));
+}
+
+/*
  * Run a statement with its parameters bound (never spliced into the text).
  * Errors name the statement in their context; it holds no secrets.
  */
@@ -794,12 +875,22 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 	SQL_TIMESTAMP_STRUCT *ts = palloc0(sizeof(SQL_TIMESTAMP_STRUCT) * Max(nparams, 1));
 	SQLBIGINT  *ints = palloc0(sizeof(SQLBIGINT) * Max(nparams, 1));
 	SQLLEN	   *ind = palloc0(sizeof(SQLLEN) * Max(nparams, 1));
+	char	  (*texts)[ODBC_TIMESTAMP_TEXT_LEN + 1] = palloc0(sizeof(*texts) * Max(nparams, 1));
 	SQLWCHAR   *wsql;
 	SQLRETURN	rc;
 
 	for (int i = 0; i < nparams; i++)
 	{
-		if (params[i].kind == ODBC_PARAM_TIMESTAMP)
+		if (params[i].kind == ODBC_PARAM_TIMESTAMP && conn->timestamps_as_text)
+		{
+			timestamp_to_odbc(params[i].value, &ts[i]);
+			format_timestamp_text(&ts[i], texts[i]);
+			ind[i] = SQL_NTS;
+			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_CHAR,
+								  SQL_VARCHAR, ODBC_TIMESTAMP_TEXT_LEN, 0, texts[i],
+								  sizeof(texts[i]), &ind[i]);
+		}
+		else if (params[i].kind == ODBC_PARAM_TIMESTAMP)
 		{
 			timestamp_to_odbc(params[i].value, &ts[i]);
 			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_TYPE_TIMESTAMP,
@@ -959,6 +1050,13 @@ OdbcEndRemoteCall(void)
 	pthread_mutex_lock(&cancel_lock);
 	cancel_target = SQL_NULL_HSTMT;
 	pthread_mutex_unlock(&cancel_lock);
+}
+
+/* Whether timestamps are read and bound as text on this connection. */
+bool
+OdbcTimestampsAsText(OdbcConn *conn)
+{
+	return conn->timestamps_as_text;
 }
 
 /* Whether the warehouse is PostgreSQL reached through psqlODBC. */

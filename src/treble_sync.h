@@ -148,6 +148,16 @@ typedef struct OdbcParam
 	int64		value;
 } OdbcParam;
 
+/*
+ * The last microsecond before ts: remote statements write "col >= ts" as
+ * "col > TimestampJustBefore(ts)" (see pull_rows in cycle.c for why).
+ */
+static inline Timestamp
+TimestampJustBefore(Timestamp ts)
+{
+	return ts - 1;
+}
+
 extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping,
 							 int login_timeout, int query_timeout, bool streaming);
 extern void OdbcDisconnect(OdbcConn *conn);
@@ -209,6 +219,8 @@ extern bool FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
  */
 extern Datum treble_sync_fdw_validator(PG_FUNCTION_ARGS);
 extern int	FdwServerIntOption(ForeignServer *server, const char *name, int def);
+extern const char *FdwServerStringOption(ForeignServer *server, const char *name);
+extern bool OdbcTimestampsAsText(OdbcConn *conn);
 
 /* ------------------------------------------------------------------------
  * catalog.c

@@ -152,8 +152,8 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
 	if (have_since)
 	{
-		appendStringInfo(sql, " AND %s >= ?", OdbcQuoteIdent(conn, daycol));
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, since};
+		appendStringInfo(sql, " AND %s > ?", OdbcQuoteIdent(conn, daycol));
+		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(since)};
 	}
 	appendStringInfoString(sql, ") x WHERE rn = 1");
 	return nparams;
