@@ -684,8 +684,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	 * parameter's text, and its driver writes a bound timestamp structure
 	 * with milliseconds only.  So timestamps go both ways as text there.
 	 */
-	conn->timestamps_as_text = pg_strncasecmp(conn->driver_name, "sqlite", 6) == 0 ||
-		pg_strncasecmp(conn->driver_name, "libsqlite", 9) == 0;
+	conn->timestamps_as_text = OdbcDriverIsSqlite(conn);
 
 	s = odbc_get_info_string(conn, SQL_IDENTIFIER_QUOTE_CHAR);
 	if (strcmp(s, " ") == 0)
@@ -1057,6 +1056,14 @@ bool
 OdbcTimestampsAsText(OdbcConn *conn)
 {
 	return conn->timestamps_as_text;
+}
+
+/* Whether the warehouse is an SQLite file, through the SQLite ODBC driver. */
+bool
+OdbcDriverIsSqlite(OdbcConn *conn)
+{
+	return pg_strncasecmp(conn->driver_name, "sqlite", 6) == 0 ||
+		pg_strncasecmp(conn->driver_name, "libsqlite", 9) == 0;
 }
 
 /* Whether the warehouse is PostgreSQL reached through psqlODBC. */

@@ -104,6 +104,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 		col->decimal_digits_null = isnull;
 		if (col->type_name == NULL)
 			col->type_name = "";
+		col->declared_affinity = OdbcDriverIsSqlite(conn);
 
 		/* a case-insensitive driver may also return near matches */
 		if (tname && strcmp(tname, table) == 0)
@@ -223,6 +224,35 @@ type_name_has(RemoteColumn *col, const char *word)
 }
 
 /*
+ * SQLite stores any value in any column: a declared type only gives the
+ * column an affinity, and the driver's ODBC type code is a guess (INTEGER
+ * is reported as 32 bits though it holds 64).  So the type follows the
+ * declared name, by SQLite's own affinity rules after a few names whose
+ * meaning is plain.
+ */
+static char *
+local_type_for_affinity(RemoteColumn *col)
+{
+	static const struct
+	{
+		const char *word;
+		const char *type;
+	}			plain[] = {
+		{"bool", "boolean"}, {"datetime", "timestamp"}, {"timestamp", "timestamp"},
+		{"date", "date"}, {"time", "time"}, {"uuid", "uuid"}, {"json", "text"},
+		/* SQLite's rules, in its order */
+		{"int", "bigint"}, {"char", "text"}, {"clob", "text"}, {"text", "text"},
+		{"blob", "bytea"}, {"real", "double precision"}, {"floa", "double precision"},
+		{"doub", "double precision"}, {"dec", "numeric"}, {"num", "numeric"},
+	};
+
+	for (size_t i = 0; i < lengthof(plain); i++)
+		if (type_name_has(col, plain[i].word))
+			return (char *) plain[i].type;
+	return "text";				/* no declared type: anything at all */
+}
+
+/*
  * The PostgreSQL type for a warehouse column, from its ODBC type code, with
  * the driver's type name as a tie-breaker where the code is too coarse
  * (time zones, uuid, unsigned integers).  Anything unknown is carried as
@@ -232,6 +262,9 @@ char *
 SchemaLocalTypeFor(RemoteColumn *col)
 {
 	bool		is_unsigned = type_name_has(col, "unsigned");
+
+	if (col->declared_affinity)
+		return local_type_for_affinity(col);
 
 	/* psqlODBC reports booleans as characters by default (BoolsAsChar) */
 	if (pg_strcasecmp(col->type_name, "bool") == 0 ||

@@ -179,6 +179,7 @@ extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
 extern bool OdbcDriverIsPostgres(OdbcConn *conn);
+extern bool OdbcDriverIsSqlite(OdbcConn *conn);
 extern bool OdbcLastErrorWasTransient(void);
 extern void OdbcForgetLastError(void);
 extern void OdbcEnableCancel(void);
@@ -282,6 +283,7 @@ typedef struct RemoteColumn
 	int32		column_size;
 	int16		decimal_digits;
 	bool		decimal_digits_null;
+	bool		declared_affinity;	/* SQLite: the type name is all there is */
 } RemoteColumn;
 
 typedef struct RemoteTable
