@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+#
+# The core cycle against each warehouse the tests start: PostgreSQL through
+# psqlODBC, MariaDB through MariaDB Connector/ODBC, and an SQLite file
+# through the SQLite ODBC driver. The same scenarios run on each, and after
+# every cycle the copy is compared with the warehouse value by value:
+#
+#   initial     first sync, with two versions of one key, unicode text and
+#               timestamps with microseconds (and one written without any)
+#   delta       corrections (same key, newer synced_at), a duplicate key in
+#               the delta, new rows, a row exactly at the cut
+#   removals    a row deleted in the hot window disappears; one at exactly
+#               the window's bound is seen as inside it
+#   empty       a rerun changes nothing and says so
+#   failure     the table vanishes mid-life: the cycle fails, the copy and
+#               the watermark stay as they were; the next one converges
+#   time zones  a zone-less UTC column lands in a local timestamptz right,
+#               whatever the session's zone, and another server zone shifts it
+#
+# The warehouse side is changed and read with each database's own client
+# (psql, mariadb, sqlite3); only the extension goes through ODBC.
+#
+# Expects the clusters of .ci/clusters to be running and their env file
+# sourced (TS_*, PGHOST/PGPORT/PGUSER). Prints TAP.
+
+set -u
+
+WAREHOUSES=(postgresql mariadb sqlite)
+n=0
+failed=0
+ok()  { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+# check NAME EXPECTED ACTUAL
+check() {
+    if [[ $2 == "$3" ]]; then
+        ok "$1"
+    else
+        nok "$1"
+        echo "#   expected: $2"
+        echo "#        got: $3"
+    fi
+}
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# the destination database of one warehouse
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "ts_$W" "$@"; }
+
+# run SQL on the current warehouse $W with its own client
+wh() {
+    case $W in
+        postgresql)
+            psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@" ;;
+        mariadb)
+            mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" \
+                -uroot -N -B wh ;;
+        sqlite)
+            sqlite3 -batch "$TS_SQLITE_DB" ;;
+    esac
+}
+
+# each warehouse's spelling of the table (no primary key: versions repeat)
+create_table() {
+    case $W in
+        postgresql) wh <<'SQL'
+DROP TABLE IF EXISTS fact_sends;
+CREATE TABLE fact_sends (send_id bigint NOT NULL, campaign text, amount numeric(12,4),
+    scheduled_at timestamp(6), synced_at timestamp(6) NOT NULL);
+SQL
+            ;;
+        mariadb) wh <<'SQL'
+DROP TABLE IF EXISTS fact_sends;
+CREATE TABLE fact_sends (send_id BIGINT NOT NULL, campaign VARCHAR(200), amount DECIMAL(12,4),
+    scheduled_at DATETIME(6), synced_at DATETIME(6) NOT NULL);
+SQL
+            ;;
+        sqlite) wh <<'SQL'
+DROP TABLE IF EXISTS fact_sends;
+CREATE TABLE fact_sends (send_id INTEGER NOT NULL, campaign VARCHAR(200), amount DECIMAL(12,4),
+    scheduled_at TIMESTAMP, synced_at TIMESTAMP NOT NULL);
+SQL
+            ;;
+    esac
+}
+
+# The warehouse's rows as COPY text, newest version per key, timestamps to
+# the microsecond; loaded into a typed table on the destination, so that
+# 1.5 and 1.5000 or "10:00:00" and "10:00:00.000000" compare equal and
+# nothing else does.
+dump_warehouse() {
+    case $W in
+        postgresql)
+            wh -c "COPY (SELECT send_id, campaign, amount,
+                            to_char(scheduled_at, 'YYYY-MM-DD HH24:MI:SS.US'),
+                            to_char(synced_at, 'YYYY-MM-DD HH24:MI:SS.US')
+                       FROM fact_sends) TO STDOUT" ;;
+        mariadb)
+            # batch mode escapes \ tab newline as COPY does; NULL is NULL
+            wh <<<"SELECT send_id, campaign, amount,
+                          DATE_FORMAT(scheduled_at, '%Y-%m-%d %H:%i:%s.%f'),
+                          DATE_FORMAT(synced_at, '%Y-%m-%d %H:%i:%s.%f')
+                     FROM fact_sends" | sed 's/\(^\|\t\)NULL\($\|\t\)/\1\\N\2/g; s/\(^\|\t\)NULL\($\|\t\)/\1\\N\2/g' ;;
+        sqlite)
+            # the test data holds no tab, newline or backslash
+            sqlite3 -batch -noheader -separator $'\t' -nullvalue '\N' "$TS_SQLITE_DB" \
+                "SELECT send_id, campaign, amount, scheduled_at, synced_at FROM fact_sends" ;;
+    esac
+}
+
+# rows that differ between the warehouse (newest version of each key) and
+# the copy; empty when the copy is exact
+diff_copy() {
+    local table=${1:-fact_sends}
+    dump_warehouse >"$TMP/wh.tsv"
+    q <<SQL
+CREATE TEMP TABLE wh_rows (send_id bigint, campaign text, amount numeric,
+    scheduled_at timestamp, synced_at timestamp);
+\\copy wh_rows FROM '$TMP/wh.tsv'
+WITH w AS (SELECT DISTINCT ON (send_id) * FROM wh_rows ORDER BY send_id, synced_at DESC),
+     l AS (SELECT send_id, campaign, amount::numeric, scheduled_at::timestamp,
+                  synced_at::timestamp FROM $table)
+(SELECT 'warehouse only', w::text FROM (SELECT * FROM w EXCEPT ALL SELECT * FROM l) w)
+UNION ALL
+(SELECT 'copy only', l::text FROM (SELECT * FROM l EXCEPT ALL SELECT * FROM w) l)
+ORDER BY 1, 2;
+SQL
+}
+
+# check that the copy equals the warehouse, showing the differences if not
+check_copy() {
+    local out
+    out=$(diff_copy "${2:-fact_sends}" 2>&1)
+    if [[ -z $out ]]; then
+        ok "$1"
+    else
+        nok "$1"
+        echo "$out" | sed 's/^/#   /'
+    fi
+}
+
+# sync and print "status inserted updated deleted pulled"
+sync() {
+    q -F ' ' -c "SELECT status, rows_inserted, rows_updated, rows_deleted, rows_pulled
+                   FROM treble_sync.sync_table('${1:-fact_sends}')"
+}
+
+watermark() { q -c "SELECT watermark FROM treble_sync.tables WHERE name = '${1:-fact_sends}'"; }
+fingerprint() { q -c "SELECT md5(string_agg(t::text, '|' ORDER BY send_id)) FROM ${1:-fact_sends} t"; }
+
+# The rows of a scenario, in plain SQL every warehouse reads alike. Times
+# derive from one anchor: the warehouse's "now" is 2026-11-29 12:00.
+INITIAL="
+INSERT INTO fact_sends VALUES (1, 'Zoë — 東京 🚀', 1.5, '2026-11-28 09:00:00.000001', '2026-11-29 10:00:00.000001');
+INSERT INTO fact_sends VALUES (1, 'Zoë — 東京 🚀 (first version)', 1.25, '2026-11-28 09:00:00.000001', '2026-11-29 09:00:00.5');
+INSERT INTO fact_sends VALUES (2, 'l''été “quoted”', 2, '2026-11-29 08:30:00.999999', '2026-11-29 10:00:00.000002');
+INSERT INTO fact_sends VALUES (3, NULL, NULL, NULL, '2026-11-29 10:00:00');
+INSERT INTO fact_sends VALUES (4, 'old', 4.0001, '2026-10-01 00:00:00', '2026-11-29 10:00:00.123456');
+INSERT INTO fact_sends VALUES (5, 'at the edge', 5, '2026-11-26 11:00:00', '2026-11-29 11:00:00');
+"
+
+run_warehouse() {
+    local out before_fp before_wm
+
+    # a fresh destination database and a fresh warehouse table
+    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS ts_$W" -c "CREATE DATABASE ts_$W" >/dev/null
+    create_table
+    q <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION treble_sync;
+-- the warehouse, as read in UTC (the default) and as read in Tokyo
+DO \$\$
+DECLARE
+    conn text := current_setting(CASE '$W' WHEN 'sqlite' THEN 'treble_test.sqlite_odbc'
+                                           WHEN 'mariadb' THEN 'treble_test.mariadb_odbc'
+                                           ELSE 'treble_test.wh_odbc' END);
+    srv text;
+BEGIN
+    EXECUTE format('CREATE SERVER w FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)', conn);
+    EXECUTE format('CREATE SERVER w_tokyo FOREIGN DATA WRAPPER treble_sync
+                    OPTIONS (connection_string %L, timezone %L)', conn, 'Asia/Tokyo');
+    FOREACH srv IN ARRAY ARRAY['w', 'w_tokyo'] LOOP
+        IF '$W' = 'sqlite' THEN
+            EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER %I', srv);
+        ELSE
+            EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER %I OPTIONS (user %L, password %L)',
+                           srv, current_setting('treble_test.wh_user'),
+                           current_setting('treble_test.wh_password'));
+        END IF;
+    END LOOP;
+END
+\$\$;
+SQL
+    wh <<<"$INITIAL"
+    q -c "SELECT name FROM treble_sync.add_table('fact_sends', 'w', key_columns => '{send_id}',
+                                                 event_column => 'scheduled_at')" >/dev/null
+
+    # --- initial
+    check "$W: the first sync succeeds" "success 5 0 0 6" "$(sync)"
+    check_copy "$W: after the first sync the copy equals the warehouse (newest version of key 1)"
+    check "$W: the watermark is the cut, to the microsecond" "2026-11-29 11:00:00" "$(watermark)"
+    check "$W: unicode text arrives whole" "Zoë — 東京 🚀|l'été “quoted”" \
+        "$(q -c "SELECT string_agg(campaign, '|' ORDER BY send_id) FROM fact_sends WHERE send_id IN (1, 2)")"
+    check "$W: microseconds survive" "2026-11-28 09:00:00.000001|2026-11-29 08:30:00.999999|2026-11-29 10:00:00.000002" \
+        "$(q -c "SELECT string_agg(t, '|' ORDER BY t) FROM (SELECT scheduled_at::text t FROM fact_sends WHERE send_id = 1
+                  UNION ALL SELECT scheduled_at::text FROM fact_sends WHERE send_id = 2
+                  UNION ALL SELECT synced_at::text FROM fact_sends WHERE send_id = 2) x")"
+
+    # --- delta: corrections, a duplicate key, new rows, one a microsecond
+    # after the cut and one exactly at the new cut
+    wh <<'SQL'
+UPDATE fact_sends SET campaign = 'corrected ✓', amount = 2.5, synced_at = '2026-11-29 11:30:00.000001' WHERE send_id = 2;
+INSERT INTO fact_sends VALUES (4, 'old, corrected', 4.0002, '2026-10-01 00:00:00', '2026-11-29 11:30:00.000001');
+INSERT INTO fact_sends VALUES (4, 'old, corrected twice', 4.0003, '2026-10-01 00:00:00', '2026-11-29 11:30:00.000002');
+INSERT INTO fact_sends VALUES (6, 'new', 6, '2026-11-29 11:00:00', '2026-11-29 11:00:00.000001');
+INSERT INTO fact_sends VALUES (7, 'new, at the cut', 7, '2026-11-29 11:45:00', '2026-11-29 12:00:00');
+SQL
+    out=$(sync)
+    check "$W: the delta inserts 2 and updates 2 (pulling the delta and the window)" "success 2 2 0" "${out% *}"
+    check_copy "$W: after the delta the copy equals the warehouse (key 4's newest of two versions)"
+    check "$W: the watermark moves to the new cut" "2026-11-29 12:00:00" "$(watermark)"
+
+    # --- removals in the hot window (bound: 2026-11-26 00:00, the day three
+    # days before the cut's)
+    wh <<'SQL'
+DELETE FROM fact_sends WHERE send_id = 6;
+INSERT INTO fact_sends VALUES (8, 'exactly at the bound', 8, '2026-11-26 00:00:00', '2026-11-29 12:00:00');
+SQL
+    out=$(sync)
+    check "$W: a removal in the window is applied; a row at the bound is inside" "success 1 0 1" "${out% *}"
+    check_copy "$W: after removals the copy equals the warehouse"
+    wh <<<"DELETE FROM fact_sends WHERE send_id = 8;"
+    check "$W: a row exactly at the window's bound is removed too" "success 0 0 1" "$(sync | cut -d' ' -f1-4)"
+    check_copy "$W: and the copy equals the warehouse"
+
+    # --- empty run
+    before_fp=$(fingerprint)
+    out=$(sync)
+    check "$W: a rerun changes nothing and says so" "empty 0 0 0" "${out% *}"
+    check "$W: the copy is byte for byte the same" "$before_fp" "$(fingerprint)"
+
+    # --- failure and convergence
+    before_wm=$(watermark)
+    wh <<<"ALTER TABLE fact_sends RENAME TO fact_sends_away;"
+    out=$(q -F ' ' -c "SELECT status, error IS NOT NULL FROM treble_sync.sync_table('fact_sends')" 2>&1)
+    check "$W: a cycle without its warehouse table fails" "failed t" "$out"
+    check "$W: the copy is unchanged" "$before_fp" "$(fingerprint)"
+    check "$W: the watermark is unchanged" "$before_wm" "$(watermark)"
+    wh <<'SQL'
+ALTER TABLE fact_sends_away RENAME TO fact_sends;
+UPDATE fact_sends SET campaign = 'late correction', synced_at = '2026-11-29 12:10:00.5'
+ WHERE send_id = 1 AND synced_at = '2026-11-29 10:00:00.000001';
+INSERT INTO fact_sends VALUES (9, 'after the failure', 9, '2026-11-29 12:05:00', '2026-11-29 12:10:00.5');
+DELETE FROM fact_sends WHERE send_id = 7;
+SQL
+    out=$(sync)
+    check "$W: the next cycle converges" "success 1 1 1" "${out% *}"
+    check_copy "$W: after the failure the copy equals the warehouse"
+    check "$W: no run is left running" "0" \
+        "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE status = 'running'")"
+
+    # --- time zones: the same zone-less UTC column into a timestamptz,
+    # read by a session in New York; then through a server in Tokyo
+    q <<'SQL' >/dev/null
+SELECT name FROM treble_sync.add_table('fact_sends', 'w', key_columns => '{send_id}',
+    event_column => 'scheduled_at', local_table => 'sends_tz', name => 'sends_tz',
+    column_types => '{"scheduled_at": "timestamptz", "synced_at": "timestamptz"}');
+SELECT name FROM treble_sync.add_table('fact_sends', 'w_tokyo', key_columns => '{send_id}',
+    event_column => 'scheduled_at', local_table => 'sends_tokyo', name => 'sends_tokyo',
+    column_types => '{"scheduled_at": "timestamptz"}');
+SQL
+    check "$W: a UTC column syncs into timestamptz" "success" "$(sync sends_tz | cut -d' ' -f1)"
+    check "$W: and reads right in another session zone" "2026-11-29 03:30:00.999999-05" \
+        "$(PGTZ=America/New_York q -c "SET datestyle = ISO" -c "SELECT scheduled_at FROM sends_tz WHERE send_id = 2")"
+    check "$W: the same instant as the zone-less copy, in UTC" "0" \
+        "$(q -c "SELECT count(*) FROM fact_sends f JOIN sends_tz z USING (send_id)
+                 WHERE f.scheduled_at IS DISTINCT FROM (z.scheduled_at AT TIME ZONE 'UTC')
+                    OR f.synced_at IS DISTINCT FROM (z.synced_at AT TIME ZONE 'UTC')")"
+    check "$W: a server in Tokyo reads the same text nine hours earlier" "success 2026-11-28 23:30:00.999999+00" \
+        "$(q -c "SELECT status FROM treble_sync.sync_table('sends_tokyo')" | tr -d '\n'; echo -n ' ';
+           PGTZ=UTC q -c "SET datestyle = ISO" -c "SELECT scheduled_at FROM sends_tokyo WHERE send_id = 2")"
+    out=$(sync sends_tz)
+    check "$W: an unchanged timestamptz copy has an empty rerun" "empty 0 0 0" "${out% *}"
+}
+
+for W in "${WAREHOUSES[@]}"; do
+    if [[ $W == mariadb && -z ${TS_MARIADB_PORT:-} ]]; then
+        nok "mariadb: no MariaDB warehouse was started (install mariadb-server)"
+        continue
+    fi
+    run_warehouse
+done
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS ts_postgresql" -c "DROP DATABASE IF EXISTS ts_mariadb" \
+    -c "DROP DATABASE IF EXISTS ts_sqlite" >/dev/null
+echo "1..$n"
+exit $((failed > 0))
