@@ -52,6 +52,7 @@ struct OdbcConn
 	char		quote[8];		/* SQL_IDENTIFIER_QUOTE_CHAR; "" if none */
 	char		escape[8];		/* SQL_SEARCH_PATTERN_ESCAPE; "" if none */
 	char		driver_name[128];
+	char		driver_version[32];	/* SQL_DRIVER_VER, "03.01.0015" */
 	SQLUINTEGER getdata_ext;	/* SQL_GETDATA_EXTENSIONS */
 	bool		timestamps_as_text; /* the driver compares timestamps as text */
 	int			login_timeout;	/* seconds; 0: the driver's default */
@@ -661,6 +662,8 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 
 	s = odbc_get_info_string(conn, SQL_DRIVER_NAME);
 	strlcpy(conn->driver_name, s, sizeof(conn->driver_name));
+	s = odbc_get_info_string(conn, SQL_DRIVER_VER);
+	strlcpy(conn->driver_version, s, sizeof(conn->driver_version));
 
 	/*
 	 * A DSN hides the driver behind a name, and a guess can be wrong: once
@@ -1049,6 +1052,41 @@ OdbcEndRemoteCall(void)
 	pthread_mutex_lock(&cancel_lock);
 	cancel_target = SQL_NULL_HSTMT;
 	pthread_mutex_unlock(&cancel_lock);
+}
+
+/*
+ * Whether the driver can hand over a large result a part at a time, with
+ * the settings streaming_defaults adds.  Two cannot:
+ *	- MariaDB Connector/ODBC before 3.1.17 reads every result whole;
+ *	- the SQLite driver steps through a statement only when it has no
+ *	  parameters, and every pull has some.
+ * Drivers not known here are taken to stream, as the ODBC drivers of
+ * SQL Server, Snowflake and ClickHouse do.
+ */
+bool
+OdbcDriverStreams(OdbcConn *conn)
+{
+	if (OdbcDriverIsSqlite(conn))
+		return false;
+	if (pg_strncasecmp(conn->driver_name, "libmaodbc", 9) == 0 ||
+		pg_strncasecmp(conn->driver_name, "maodbc", 6) == 0)
+	{
+		int			major = 0,
+					minor = 0,
+					patch = 0;
+
+		if (sscanf(conn->driver_version, "%d.%d.%d", &major, &minor, &patch) != 3)
+			return false;
+		return major > 3 || (major == 3 && (minor > 1 || (minor == 1 && patch >= 17)));
+	}
+	return true;
+}
+
+/* The driver's file name and version, for messages. */
+const char *
+OdbcDriverDescription(OdbcConn *conn)
+{
+	return psprintf("%s %s", conn->driver_name, conn->driver_version);
 }
 
 /* Whether timestamps are read and bound as text on this connection. */

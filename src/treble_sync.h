@@ -180,6 +180,8 @@ extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
 extern bool OdbcDriverIsPostgres(OdbcConn *conn);
 extern bool OdbcDriverIsSqlite(OdbcConn *conn);
+extern bool OdbcDriverStreams(OdbcConn *conn);
+extern const char *OdbcDriverDescription(OdbcConn *conn);
 extern bool OdbcLastErrorWasTransient(void);
 extern void OdbcForgetLastError(void);
 extern void OdbcEnableCancel(void);
