@@ -14,6 +14,7 @@
 #   empty       a rerun changes nothing and says so
 #   failure     the table vanishes mid-life: the cycle fails, the copy and
 #               the watermark stay as they were; the next one converges
+#   verify      verify finds a day a row went missing from; repair fixes it
 #   time zones  a zone-less UTC column lands in a local timestamptz right,
 #               whatever the session's zone, and another server zone shifts it
 #   large load  150,000 rows over 300 days: through a driver that cannot
@@ -262,6 +263,17 @@ SQL
     check_copy "$W: after the failure the copy equals the warehouse"
     check "$W: no run is left running" "0" \
         "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE status = 'running'")"
+
+    # --- verify and repair (checksums on PostgreSQL, key lists elsewhere)
+    check "$W: verify finds every day equal" "0" \
+        "$(q -c "SELECT count(*) FILTER (WHERE NOT match) FROM treble_sync.verify('fact_sends')")"
+    q -c "DELETE FROM fact_sends WHERE send_id = 9"
+    check "$W: verify finds the day a row went missing from" "2026-11-29" \
+        "$(q -c "SELECT string_agg(day::text, ',') FROM treble_sync.verify('fact_sends') WHERE NOT match")"
+    q -c "SELECT count(*) FROM treble_sync.verify('fact_sends', repair => true)" >/dev/null
+    check "$W: repair makes it equal again" "0" \
+        "$(q -c "SELECT count(*) FILTER (WHERE NOT match) FROM treble_sync.verify('fact_sends')")"
+    check_copy "$W: after the repair the copy equals the warehouse"
 
     # --- time zones: the same zone-less UTC column into a timestamptz,
     # read by a session in New York; then through a server in Tokyo
