@@ -15,6 +15,11 @@
 #   failure     the table vanishes mid-life: the cycle fails, the copy and
 #               the watermark stay as they were; the next one converges
 #   verify      verify finds a day a row went missing from; repair fixes it
+#   cancel      a cycle waiting on a warehouse lock is cancelled while the
+#               lock is still held, and changes nothing
+#   unreachable the warehouse server stopped (MariaDB) or its file unreadable
+#               (SQLite): the cycle fails and changes nothing; once back,
+#               the next one converges
 #   time zones  a zone-less UTC column lands in a local timestamptz right,
 #               whatever the session's zone, and another server zone shifts it
 #   large load  150,000 rows over 300 days: through a driver that cannot
@@ -29,7 +34,8 @@
 
 set -u
 
-WAREHOUSES=(postgresql mariadb sqlite)
+# TS_WAREHOUSES="sqlite" runs one of them only
+read -r -a WAREHOUSES <<<"${TS_WAREHOUSES:-postgresql mariadb sqlite}"
 n=0
 failed=0
 ok()  { n=$((n + 1)); echo "ok $n - $1"; }
@@ -275,6 +281,9 @@ SQL
         "$(q -c "SELECT count(*) FILTER (WHERE NOT match) FROM treble_sync.verify('fact_sends')")"
     check_copy "$W: after the repair the copy equals the warehouse"
 
+    cancel_while_locked
+    warehouse_unreachable
+
     # --- time zones: the same zone-less UTC column into a timestamptz,
     # read by a session in New York; then through a server in Tokyo
     q <<'SQL' >/dev/null
@@ -299,6 +308,88 @@ SQL
     check "$W: an unchanged timestamptz copy has an empty rerun" "empty 0 0 0" "${out% *}"
 
     large_first_load
+}
+
+# Hold an exclusive lock on fact_sends until $TMP/release exists (at most
+# 20 s), feeding each client its statements as it goes.
+hold_lock() {
+    local i
+    case $W in
+        postgresql) echo "BEGIN; LOCK TABLE fact_sends IN ACCESS EXCLUSIVE MODE;" ;;
+        mariadb)    echo "LOCK TABLES fact_sends WRITE;" ;;
+        sqlite)     echo "BEGIN EXCLUSIVE;" ;;
+    esac
+    for ((i = 0; i < 200; i++)); do
+        [[ -e $TMP/release ]] && break
+        sleep 0.1
+    done
+    case $W in
+        mariadb) echo "UNLOCK TABLES;" ;;
+        *)       echo "COMMIT;" ;;
+    esac
+}
+
+# Whether another session holds hold_lock's lock, asked of the warehouse.
+lock_is_held() {
+    case $W in
+        postgresql)
+            [[ $(wh -c "SELECT count(*) FROM pg_locks WHERE granted AND mode = 'AccessExclusiveLock'
+                          AND relation = 'fact_sends'::regclass") == 1 ]] ;;
+        mariadb)
+            [[ -n $(wh <<<"SHOW OPEN TABLES FROM wh WHERE \`Table\` = 'fact_sends' AND In_use > 0") ]] ;;
+        sqlite)
+            ! sqlite3 -batch "$TS_SQLITE_DB" "SELECT count(*) FROM fact_sends" >/dev/null 2>&1 ;;
+    esac
+}
+
+cancel_while_locked() {
+    local fp wm status i
+    fp=$(fingerprint)
+    wm=$(watermark)
+    rm -f "$TMP/release"
+    hold_lock | wh >/dev/null &
+    for ((i = 0; i < 100; i++)); do
+        lock_is_held && break
+        sleep 0.1
+    done
+    q -c "SET statement_timeout = '1s'" -c "SELECT treble_sync.sync_table('fact_sends')" >/dev/null 2>&1
+    # the worker ends on its own once cancelled; give it up to 15 s, less
+    # than the lock is held
+    for ((i = 0; i < 150; i++)); do
+        status=$(q -c "SELECT status || ' ' || coalesce(split_part(error, ':', 1), '(no error)')
+                         FROM treble_sync.runs ORDER BY run_id DESC LIMIT 1")
+        [[ $status == running* ]] || break
+        sleep 0.1
+    done
+    check "$W: a cycle waiting on a warehouse lock is cancelled while the lock is held" \
+        "failed cancelled" "$status"
+    touch "$TMP/release"
+    wait
+    check "$W: the cancelled cycle changed nothing" "$fp $wm" "$(fingerprint) $(watermark)"
+}
+
+# The warehouse out of reach: MariaDB's server stopped, the SQLite file
+# unreadable to the destination's server processes.
+warehouse_unreachable() {
+    local fp wm out
+    [[ $W == postgresql ]] && return 0     # test/reliability/faults.t does it
+    fp=$(fingerprint)
+    wm=$(watermark)
+    case $W in
+        mariadb) mariadb-admin --no-defaults -S "$TS_MARIADB_SOCK" -uroot shutdown ;;
+        sqlite)  chmod 000 "$TS_SQLITE_DB" ;;
+    esac
+    out=$(q -F ' ' -c "SELECT status, error IS NOT NULL FROM treble_sync.sync_table('fact_sends')" 2>&1)
+    check "$W: a cycle with the warehouse out of reach fails" "failed t" "$out"
+    check "$W: and changes nothing" "$fp $wm" "$(fingerprint) $(watermark)"
+    case $W in
+        mariadb) "$(dirname "$0")/../../.ci/clusters" start "$TS_DIR" >/dev/null 2>&1 ;;
+        sqlite)  chmod 644 "$TS_SQLITE_DB" ;;
+    esac
+    wh <<<"INSERT INTO fact_sends VALUES (10, 'back again', 10, '2026-11-29 12:20:00', '2026-11-29 12:30:00');"
+    out=$(sync)
+    check "$W: once it is back, the next cycle converges" "success 1 0 0" "${out% *}"
+    check_copy "$W: and the copy equals the warehouse"
 }
 
 # 150,000 rows, one every 172.8 s over 300 days up to 2026-11-29 12:00
