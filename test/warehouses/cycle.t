@@ -22,6 +22,9 @@
 #               the next one converges
 #   time zones  a zone-less UTC column lands in a local timestamptz right,
 #               whatever the session's zone, and another server zone shifts it
+#   identifiers a table and columns whose names need quoting (a space, a
+#               reserved word, both quote characters), each quoted with the
+#               driver's own quote character
 #   large load  150,000 rows over 300 days: through a driver that cannot
 #               stream (MariaDB 3.1.15, SQLite) the first load is split into
 #               chunks of about 100,000 rows, and arrives whole
@@ -61,7 +64,8 @@ q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "ts_$W" "$@"; }
 wh() {
     case $W in
         postgresql)
-            psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@" ;;
+            PGOPTIONS="-c client_min_messages=warning" \
+                psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@" ;;
         mariadb)
             mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" \
                 -uroot -N -B wh ;;
@@ -171,6 +175,8 @@ INSERT INTO fact_sends VALUES (5, 'at the edge', 5, '2026-11-26 11:00:00', '2026
 
 run_warehouse() {
     local out before_fp before_wm
+    # the warehouse's quote character, for the few statements written here
+    if [[ $W == mariadb ]]; then Q='`'; else Q='"'; fi
 
     # a fresh destination database and a fresh warehouse table
     psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ts_$W" \
@@ -307,7 +313,36 @@ SQL
     out=$(sync sends_tz)
     check "$W: an unchanged timestamptz copy has an empty rerun" "empty 0 0 0" "${out% *}"
 
+    odd_identifiers
     large_first_load
+}
+
+odd_identifiers() {
+    case $W in
+        postgresql|sqlite) wh <<'SQL'
+DROP TABLE IF EXISTS "Send Log";
+CREATE TABLE "Send Log" ("Send ID" bigint, "select" varchar(20), "we""ird`col" integer, "Synced At" timestamp);
+INSERT INTO "Send Log" VALUES (1, 'a', 5, '2026-11-29 10:00:00.5');
+SQL
+            ;;
+        mariadb) wh <<'SQL'
+DROP TABLE IF EXISTS `Send Log`;
+CREATE TABLE `Send Log` (`Send ID` BIGINT, `select` VARCHAR(20), `we"ird``col` INT, `Synced At` DATETIME(6));
+INSERT INTO `Send Log` VALUES (1, 'a', 5, '2026-11-29 10:00:00.5');
+SQL
+            ;;
+    esac
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('Send Log', 'w', key_columns => '{\"Send ID\"}',
+                                                  cursor_column => 'Synced At')" >/dev/null
+    check "$W: names that need quoting: the first sync" "success 1" \
+        "$(q -F ' ' -c "SELECT status, rows_inserted FROM treble_sync.sync_table('Send Log')")"
+    wh <<<"INSERT INTO ${Q}Send Log${Q} VALUES (2, 'b', 6, '2026-11-29 10:00:01');"
+    check "$W: names that need quoting: a delta" "success 1" \
+        "$(q -F ' ' -c "SELECT status, rows_inserted FROM treble_sync.sync_table('Send Log')")"
+    check "$W: names that need quoting: every column arrives" \
+        "(1,a,5,\"2026-11-29 10:00:00.5\")|(2,b,6,\"2026-11-29 10:00:01\")" \
+        "$(q -c "SELECT string_agg(t::text, '|' ORDER BY \"Send ID\") FROM \"Send Log\" t")"
 }
 
 # Hold an exclusive lock on fact_sends until $TMP/release exists (at most
