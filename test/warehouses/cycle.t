@@ -22,6 +22,8 @@
 #               the next one converges
 #   time zones  a zone-less UTC column lands in a local timestamptz right,
 #               whatever the session's zone, and another server zone shifts it
+#   password    a wrong password (full of ; { } ' ") fails the cycle, and
+#               appears in no error (MariaDB, PostgreSQL)
 #   identifiers a table and columns whose names need quoting (a space, a
 #               reserved word, both quote characters), each quoted with the
 #               driver's own quote character
@@ -289,6 +291,7 @@ SQL
 
     cancel_while_locked
     warehouse_unreachable
+    wrong_password
 
     # --- time zones: the same zone-less UTC column into a timestamptz,
     # read by a session in New York; then through a server in Tokyo
@@ -425,6 +428,26 @@ warehouse_unreachable() {
     out=$(sync)
     check "$W: once it is back, the next cycle converges" "success 1 0 0" "${out% *}"
     check_copy "$W: and the copy equals the warehouse"
+}
+
+# A wrong password: the cycle fails, and the password is in no message.
+wrong_password() {
+    local bad='Wr0ng;{pa}}ss}=x'"'"'"' out
+    [[ $W == sqlite ]] && return 0        # a file takes no login
+    q -v pw="$bad" <<<"ALTER USER MAPPING FOR CURRENT_USER SERVER w OPTIONS (SET password :'pw');"
+    out=$(q -c "SET client_min_messages = debug1" \
+            -c "SELECT status, error FROM treble_sync.sync_table('fact_sends')" 2>&1)
+    check "$W: a wrong password fails the cycle" "failed" "$(q -c "SELECT status FROM treble_sync.runs
+                                                                   ORDER BY run_id DESC LIMIT 1")"
+    if [[ $out == *"$bad"* || $out == *"pa}}ss"* || $out == *"pa}ss"* ]]; then
+        nok "$W: and the password appears in no message"
+        echo "$out" | sed 's/^/#   /'
+    else
+        ok "$W: and the password appears in no message"
+    fi
+    q <<<"ALTER USER MAPPING FOR CURRENT_USER SERVER w OPTIONS (SET password '$(sed "s/'/''/g" <<<"$TS_WH_PASSWORD")');"
+    check "$W: with the right one the next cycle works" "empty" \
+        "$(q -c "SELECT status FROM treble_sync.sync_table('fact_sends')")"
 }
 
 # 150,000 rows, one every 172.8 s over 300 days up to 2026-11-29 12:00
