@@ -16,7 +16,8 @@ CREATE SERVER bad FOREIGN DATA WRAPPER treble_sync
     OPTIONS (connection_string 'Driver={PostgreSQL Unicode}', dsn 'x');
 CREATE SERVER bad FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn 'x', timezone 'Mars/Olympus');
 CREATE SERVER bad FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn 'x', fetch_size '0');
-CREATE SERVER ok FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn 'x', timezone 'UTC', fetch_size '500');
+CREATE SERVER bad FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn 'x', slice_rows '-1');
+CREATE SERVER ok FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn 'x', timezone 'UTC', fetch_size '500', slice_rows '0');
 CREATE USER MAPPING FOR CURRENT_USER SERVER ok OPTIONS (username 'x');
 DROP SERVER ok;
 

@@ -261,9 +261,27 @@ typedef struct PullSpec
 	bool		open_ended;		/* the rest: no hi, and NULLs too */
 } PullSpec;
 
+/* A part of a pull: lo < cursor <= hi. */
+typedef struct PullSlice
+{
+	int64		lo;
+	int64		hi;
+} PullSlice;
+
+/* cut, slice (2), range or delta and window (2) */
+#define PULL_MAX_PARAMS 5
+
 /*
- * Steps 2 and 4, pulling: stream the rows of a pull into the staging
- * table with one remote query, every value bound as a parameter.
+ * The most rows one remote query may return through a driver that holds
+ * a whole result in memory, unless the server's slice_rows says otherwise
+ * (tens of MiB for rows of a few hundred bytes).
+ */
+#define DEFAULT_SLICE_ROWS 100000
+
+/*
+ * The WHERE clause of a pull, its parameters appended to params.  Always
+ * cursor <= cut (unless the table has no cursor), and with a slice,
+ * slice_lo < cursor <= slice_hi as well.
  *
  * Remote comparisons use > and <= only: "col >= x" is sent as
  * "col > x - 1us" and "col < x" as "col <= x - 1us", the same rows at
@@ -272,17 +290,59 @@ typedef struct PullSpec
  * fewer fraction digits before it, which > and <= get right.
  */
 static void
-pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
-		  CycleResult *result)
+append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig *cfg,
+				   OdbcConn *conn, PullSpec *spec, PullSlice *slice)
+{
+	char	   *qcursor = cfg->cursor_column ? OdbcQuoteIdent(conn, cfg->cursor_column) : NULL;
+
+	if (spec->have_cut)
+	{
+		appendStringInfo(sql, " WHERE %s <= ?", qcursor);
+		params[(*nparams)++] = cursor_param(cfg, spec->cut);
+	}
+	if (slice)
+	{
+		appendStringInfo(sql, " AND %s > ? AND %s <= ?", qcursor, qcursor);
+		params[(*nparams)++] = cursor_param(cfg, slice->lo);
+		params[(*nparams)++] = cursor_param(cfg, slice->hi);
+	}
+
+	if (spec->range_column)
+	{
+		char	   *qcol = OdbcQuoteIdent(conn, spec->range_column);
+
+		if (spec->open_ended)
+			appendStringInfo(sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
+		else
+			appendStringInfo(sql, " AND %s > ? AND %s <= ?", qcol, qcol);
+		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->lo)};
+		if (!spec->open_ended)
+			params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->hi)};
+	}
+	else if (spec->have_prev && spec->have_window)
+	{
+		appendStringInfo(sql, " AND (%s > ? OR %s > ?)", qcursor,
+						 OdbcQuoteIdent(conn, cfg->event_column));
+		params[(*nparams)++] = cursor_param(cfg, spec->prev);
+		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
+	}
+	else if (spec->have_prev)
+	{
+		appendStringInfo(sql, " AND %s > ?", qcursor);
+		params[(*nparams)++] = cursor_param(cfg, spec->prev);
+	}
+}
+
+/* Pull the rows of a pull (or of one slice of it) into the staging table. */
+static void
+pull_slice(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
+		   PullSlice *slice, CycleResult *result)
 {
 	StringInfoData sql;
-	OdbcParam	params[3];
+	OdbcParam	params[PULL_MAX_PARAMS];
 	int			nparams = 0;
 	SQLHSTMT	stmt;
-	char	   *qcursor = cfg->cursor_column ? OdbcQuoteIdent(conn, cfg->cursor_column) : NULL;
 	ListCell   *lc;
-
-	ProgressPhase(PROGRESS_PHASE_PULLING);
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
@@ -292,41 +352,124 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 						 OdbcQuoteIdent(conn, lfirst(lc)));
 	appendStringInfo(&sql, " FROM %s",
 					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
-	if (spec->have_cut)
-	{
-		appendStringInfo(&sql, " WHERE %s <= ?", qcursor);
-		params[nparams++] = cursor_param(cfg, spec->cut);
-	}
-
-	if (spec->range_column)
-	{
-		char	   *qcol = OdbcQuoteIdent(conn, spec->range_column);
-
-		if (spec->open_ended)
-			appendStringInfo(&sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
-		else
-			appendStringInfo(&sql, " AND %s > ? AND %s <= ?", qcol, qcol);
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->lo)};
-		if (!spec->open_ended)
-			params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->hi)};
-	}
-	else if (spec->have_prev && spec->have_window)
-	{
-		appendStringInfo(&sql, " AND (%s > ? OR %s > ?)", qcursor,
-						 OdbcQuoteIdent(conn, cfg->event_column));
-		params[nparams++] = cursor_param(cfg, spec->prev);
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
-	}
-	else if (spec->have_prev)
-	{
-		appendStringInfo(&sql, " AND %s > ?", qcursor);
-		params[nparams++] = cursor_param(cfg, spec->prev);
-	}
+	append_pull_filter(&sql, params, &nparams, cfg, conn, spec, slice);
 
 	stmt = OdbcAllocStatement(conn);
 	OdbcExecute(conn, stmt, sql.data, nparams, params);
 	StageLoad(stage_relid, cfg, conn, stmt, result);
 	OdbcFreeStatement(conn, stmt);
+}
+
+/*
+ * How many rows a pull (or one slice of it) takes, and the smallest cursor
+ * among them.  False if there are none.
+ */
+static bool
+count_pull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
+		   int64 *rows, int64 *min_cursor)
+{
+	StringInfoData sql;
+	OdbcParam	params[PULL_MAX_PARAMS];
+	int			nparams = 0;
+	SQLHSTMT	stmt;
+	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
+	bool		found;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT COUNT(*), MIN(%s) FROM %s", qcursor,
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
+	append_pull_filter(&sql, params, &nparams, cfg, conn, spec, slice);
+
+	stmt = OdbcAllocStatement(conn);
+	OdbcExecute(conn, stmt, sql.data, nparams, params);
+	if (!FetchNextRow(conn, stmt))
+		elog(ERROR, "warehouse returned no row for: %s", sql.data);
+	*rows = 0;
+	(void) FetchGetInt(conn, stmt, 1, rows);
+	if (cfg->cursor_kind == CURSOR_INTEGER)
+		found = FetchGetInt(conn, stmt, 2, min_cursor);
+	else
+		found = FetchGetTimestamp(conn, stmt, 2, min_cursor);
+	OdbcFreeStatement(conn, stmt);
+	return found && *rows > 0;
+}
+
+/*
+ * Pull the slice lo < cursor <= hi, which holds about `rows` rows: whole
+ * if that is few enough, else as its two halves.  A slice one cursor value
+ * wide is pulled whole, however many rows share that value.
+ */
+static void
+pull_in_slices(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
+			   int64 lo, int64 hi, int64 rows, int64 slice_rows, int *slices,
+			   CycleResult *result)
+{
+	PullSlice	slice = {lo, hi};
+	int64		mid;
+	int64		lower_rows;
+	int64		ignored;
+
+	CHECK_FOR_INTERRUPTS();
+	if (rows <= slice_rows || hi - lo <= 1)
+	{
+		if (rows > 0)
+		{
+			pull_slice(cfg, conn, stage_relid, spec, &slice, result);
+			(*slices)++;
+		}
+		return;
+	}
+	mid = lo + (hi - lo) / 2;
+	slice.hi = mid;
+	if (!count_pull(cfg, conn, spec, &slice, &lower_rows, &ignored))
+		lower_rows = 0;
+	pull_in_slices(cfg, conn, stage_relid, spec, lo, mid, lower_rows, slice_rows, slices,
+				   result);
+	pull_in_slices(cfg, conn, stage_relid, spec, mid, hi, Max(rows - lower_rows, 1),
+				   slice_rows, slices, result);
+}
+
+/*
+ * Steps 2 and 4, pulling: stream the rows of a pull into the staging
+ * table with one remote query, every value bound as a parameter.
+ *
+ * A driver that cannot stream (OdbcDriverStreams) holds a whole result in
+ * the worker's memory, so through it a pull of more than slice_rows rows
+ * (a server option) is cut into slices of the cursor, halved until each
+ * holds at most that many (counted on the warehouse first).  The slices
+ * cover the pull's cursor range exactly once, so together they take the
+ * same rows.
+ */
+static void
+pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
+		  CycleResult *result)
+{
+	int64		slice_rows;
+	int64		rows;
+	int64		first;
+	int			slices = 0;
+
+	ProgressPhase(PROGRESS_PHASE_PULLING);
+
+	slice_rows = FdwServerIntOption(GetForeignServerByName(cfg->server_name, false),
+									"slice_rows", DEFAULT_SLICE_ROWS);
+	if (!spec->have_cut || slice_rows == 0 || OdbcDriverStreams(conn))
+	{
+		pull_slice(cfg, conn, stage_relid, spec, NULL, result);
+		return;
+	}
+	if (!count_pull(cfg, conn, spec, NULL, &rows, &first))
+		return;					/* nothing to pull */
+	if (rows <= slice_rows)
+	{
+		pull_slice(cfg, conn, stage_relid, spec, NULL, result);
+		return;
+	}
+	pull_in_slices(cfg, conn, stage_relid, spec, first - 1, spec->cut, rows, slice_rows,
+				   &slices, result);
+	ereport(DEBUG1,
+			(errmsg_internal("pulled " INT64_FORMAT " rows of \"%s\" in %d slices: ODBC driver %s cannot stream",
+							 rows, cfg->name, slices, OdbcDriverDescription(conn))));
 }
 
 /* Run a data statement with the caller's privileges; returns rows affected. */

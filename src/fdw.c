@@ -35,6 +35,7 @@ static const ValidOption valid_options[] = {
 	{"dsn", ForeignServerRelationId, "ODBC data source name"},
 	{"timezone", ForeignServerRelationId, "time zone of the warehouse's zone-less timestamps"},
 	{"fetch_size", ForeignServerRelationId, "rows per round trip for drivers that need it"},
+	{"slice_rows", ForeignServerRelationId, "most rows per query through a driver that cannot stream"},
 	{"login_timeout", ForeignServerRelationId, "seconds to wait for a connection"},
 	{"query_timeout", ForeignServerRelationId, "seconds to wait for a remote query"},
 	{"max_retries", ForeignServerRelationId, "retries of a cycle after a transient error"},
@@ -102,6 +103,8 @@ validate_option_value(DefElem *def)
 	}
 	else if (strcmp(def->defname, "fetch_size") == 0)
 		check_integer_option(def->defname, value, 1, 1000000);
+	else if (strcmp(def->defname, "slice_rows") == 0)
+		check_integer_option(def->defname, value, 0, 1000000000);
 	else if (strcmp(def->defname, "login_timeout") == 0 ||
 			 strcmp(def->defname, "query_timeout") == 0)
 		check_integer_option(def->defname, value, 0, 86400);

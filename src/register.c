@@ -28,11 +28,9 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
-#include "utils/timestamp.h"
 
 #include "treble_sync.h"
 
-#include <math.h>
 #include <sqlucode.h>
 
 /*
@@ -361,12 +359,9 @@ usable_server(const char *name, UserMapping **mapping)
 	return server;
 }
 
-/*
- * What the warehouse says a registration's table looks like.  With
- * keep_conn, the connection stays open for the caller, who closes it.
- */
+/* What the warehouse says a registration's table looks like. */
 static RemoteTable *
-describe_remote(TableConfig *cfg, bool default_key, OdbcConn **keep_conn)
+describe_remote(TableConfig *cfg, bool default_key)
 {
 	UserMapping *mapping;
 	ForeignServer *server = usable_server(cfg->server_name, &mapping);
@@ -385,73 +380,8 @@ describe_remote(TableConfig *cfg, bool default_key, OdbcConn **keep_conn)
 							cfg->remote_table),
 					 errhint("Name the business key: key_columns => '{deployment_id}'.")));
 	}
-	if (keep_conn)
-		*keep_conn = conn;
-	else
-		OdbcDisconnect(conn);
+	OdbcDisconnect(conn);
 	return rt;
-}
-
-/*
- * A driver that cannot stream holds a whole pull in the worker's memory,
- * so a first load in one pull would hold the whole table.  Unless the
- * caller chose a chunk size, load such a table in chunks that would hold
- * about FIRST_LOAD_CHUNK_ROWS rows each were the rows spread evenly over
- * the chunk column's range, in whole hours or days.  A table that small
- * loads in one pull.
- */
-#define FIRST_LOAD_CHUNK_ROWS 100000
-
-static void
-size_first_load_chunks(TableConfig *cfg, OdbcConn *conn)
-{
-	const char *column = CycleChunkColumn(cfg);
-	SQLHSTMT	stmt;
-	int64		rows = 0;
-	Timestamp	first,
-				last;
-	bool		have_range;
-	double		span;
-	int64		chunk;
-	Interval   *size;
-
-	if (OdbcDriverStreams(conn) || cfg->initial_chunk != NULL || cfg->mode != SYNC_UPSERT ||
-		cfg->cursor_kind != CURSOR_TIMESTAMP)
-		return;
-
-	stmt = OdbcAllocStatement(conn);
-	OdbcExecute(conn, stmt,
-				psprintf("SELECT COUNT(*), MIN(%1$s), MAX(%1$s) FROM %2$s",
-						 OdbcQuoteIdent(conn, column),
-						 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table)),
-				0, NULL);
-	if (!FetchNextRow(conn, stmt))
-		elog(ERROR, "warehouse returned no row for the size of \"%s\"", cfg->remote_table);
-	(void) FetchGetInt(conn, stmt, 1, &rows);
-	have_range = FetchGetTimestamp(conn, stmt, 2, &first) &&
-		FetchGetTimestamp(conn, stmt, 3, &last);
-	OdbcFreeStatement(conn, stmt);
-	if (rows <= FIRST_LOAD_CHUNK_ROWS || !have_range || last <= first)
-		return;
-
-	span = (double) (last - first) * FIRST_LOAD_CHUNK_ROWS / rows;
-	size = palloc0(sizeof(Interval));
-	if (span >= (double) USECS_PER_DAY)
-		size->day = (int32) Min(ceil(span / USECS_PER_DAY), 36500);
-	else
-		size->time = (int64) ceil(span / USECS_PER_HOUR) * USECS_PER_HOUR;
-	cfg->initial_chunk = size;
-	chunk = size->day * USECS_PER_DAY + size->time;
-	ereport(NOTICE,
-			(errmsg("the first load of \"%s\" will go in about %lld chunks of %s",
-					cfg->name, (long long) ((last - first) / chunk + 1),
-					DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(size)))),
-			 errdetail("ODBC driver %s holds a whole result in memory rather than streaming it; "
-					   "a chunk of %s holds about %d of the table's %lld rows.",
-					   OdbcDriverDescription(conn),
-					   DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(size))),
-					   (int) Min((double) rows * chunk / (last - first), (double) rows), (long long) rows),
-			 errhint("Choose another size with initial_chunk => '...'; alter_table(initial_chunk => '0') loads it in one pull.")));
 }
 
 /* Error unless the caller owns the registration's local table. */
@@ -615,7 +545,6 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	TableConfig cfg;
 	char	   *remote_input;
 	RemoteTable *rt;
-	OdbcConn   *conn;
 	ListCell   *lc;
 	char	   *local_schema = NULL;
 	char	   *local_name;
@@ -657,12 +586,10 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 				 errmsg("table \"%s\" is already registered with treble_sync", cfg.name),
 				 errhint("Pass name => '...' to register it again under another name.")));
 
-	rt = describe_remote(&cfg, PG_ARGISNULL(2), &conn);
+	rt = describe_remote(&cfg, PG_ARGISNULL(2));
 	if (!PG_ARGISNULL(2))
 		cfg.key_columns = names_from_array(PG_GETARG_ARRAYTYPE_P(2), "key_columns");
 	check_against_warehouse(&cfg, rt);
-	size_first_load_chunks(&cfg, conn);
-	OdbcDisconnect(conn);
 	cfg.columns = synced_columns(&cfg, rt, PG_ARGISNULL(16) ? NIL :
 								 names_from_array(PG_GETARG_ARRAYTYPE_P(16), "columns"));
 	if (!PG_ARGISNULL(17))
@@ -864,7 +791,7 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	check_options(cfg);
 
 	/* names must still be warehouse columns of the synced set */
-	rt = describe_remote(cfg, false, NULL);
+	rt = describe_remote(cfg, false);
 	check_against_warehouse(cfg, rt);
 	foreach(lc, list_concat(list_copy(cfg->key_columns),
 							list_make2(cfg->cursor_column, cfg->event_column)))
