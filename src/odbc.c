@@ -933,7 +933,7 @@ OdbcSupportsBlockGetData(OdbcConn *conn)
 {
 	if ((conn->getdata_ext & (SQL_GD_BLOCK | SQL_GD_BOUND)) != (SQL_GD_BLOCK | SQL_GD_BOUND))
 		return false;
-	return pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0;
+	return OdbcDriverIsPostgres(conn);
 }
 
 /* ------------------------------------------------------------------------

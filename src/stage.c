@@ -575,7 +575,9 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 
 /*
  * Load the rows of an executed remote statement into the staging table,
- * counting rows and bytes into result.
+ * counting rows and bytes into result.  Its buffers live in a memory
+ * context of their own, gone when it returns: a pull in slices calls it
+ * once a slice.
  */
 void
 StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
@@ -587,6 +589,10 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	ListCell   *lc;
 	StageFeed	state;
 	int			i = 0;
+	MemoryContext load_cxt = AllocSetContextCreate(CurrentMemoryContext,
+												   "treble_sync stage load",
+												   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old_cxt = MemoryContextSwitchTo(load_cxt);
 
 	memset(&state, 0, sizeof(state));
 	state.cfg = cfg;
@@ -673,4 +679,6 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 
 	free_parsestate(pstate);
 	table_close(rel, NoLock);
+	MemoryContextSwitchTo(old_cxt);
+	MemoryContextDelete(load_cxt);
 }
