@@ -26,7 +26,6 @@
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/datetime.h"
-#include "utils/fmgrprotos.h"
 #include "utils/memutils.h"
 
 #include "treble_sync.h"
@@ -393,6 +392,33 @@ FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
 }
 
 /*
+ * A timestamp the warehouse gave as text (SQLite keeps them so), read as
+ * timestamp input reads it, with an error that says which form it needs.
+ */
+static Timestamp
+parse_timestamp_text(const char *text)
+{
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	int			tz;
+	struct pg_tm tm;
+	fsec_t		fsec;
+	Timestamp	result;
+
+	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) != 0 ||
+		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
+		dtype != DTK_DATE || tm2timestamp(&tm, fsec, NULL, &result) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+				 errmsg("warehouse timestamp \"%s\" is not a date and time", text),
+				 errhint("SQLite keeps timestamps as text: store them as 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits.")));
+	return result;
+}
+
+/*
  * Read a timestamp column as the driver's ODBC structure.  Fractions finer
  * than a microsecond are truncated, never rounded up: a cut must not move
  * past a row it has not seen.
@@ -414,10 +440,7 @@ FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result)
 		initStringInfo(&text);
 		found = FetchGetText(conn, stmt, col, &text);
 		if (found)
-			*result = DatumGetTimestamp(DirectFunctionCall3(timestamp_in,
-															CStringGetDatum(text.data),
-															ObjectIdGetDatum(InvalidOid),
-															Int32GetDatum(-1)));
+			*result = parse_timestamp_text(text.data);
 		pfree(text.data);
 		return found;
 	}

@@ -426,7 +426,7 @@ WorkerRunCycles(List *table_ids, int max_parallel)
 	return run_ids;
 }
 
-/* The text kept in the run log for an error: message, detail, context. */
+/* The text kept in the run log for an error: message, detail, hint, context. */
 static char *
 describe_error(ErrorData *edata)
 {
@@ -440,6 +440,8 @@ describe_error(ErrorData *edata)
 	appendStringInfoString(&buf, edata->message ? edata->message : "unknown error");
 	if (edata->detail)
 		appendStringInfo(&buf, "\nDETAIL: %s", edata->detail);
+	if (edata->hint)
+		appendStringInfo(&buf, "\nHINT: %s", edata->hint);
 	if (edata->context)
 		appendStringInfo(&buf, "\nCONTEXT: %s", edata->context);
 	return buf.data;

@@ -27,6 +27,8 @@
 #   identifiers a table and columns whose names need quoting (a space, a
 #               reserved word, both quote characters), each quoted with the
 #               driver's own quote character
+#   text times  SQLite: a number in a TIMESTAMP column fails the cycle with
+#               an error that says which form timestamps need
 #   large pulls 150,000 rows over 300 days, loaded, then all corrected:
 #               through a driver that cannot stream (MariaDB 3.1.15,
 #               SQLite) both pulls go in slices of at most 100,000 rows,
@@ -318,7 +320,27 @@ SQL
     check "$W: an unchanged timestamptz copy has an empty rerun" "empty 0 0 0" "${out% *}"
 
     odd_identifiers
+    [[ $W == sqlite ]] && timestamps_not_text
     large_first_load
+}
+
+# SQLite keeps any value in a TIMESTAMP column: a number there (Unix
+# seconds) fails the cycle with an error that says which form is needed.
+timestamps_not_text() {
+    local out
+    wh <<'SQL'
+DROP TABLE IF EXISTS epochs;
+CREATE TABLE epochs (id INTEGER, synced_at TIMESTAMP);
+INSERT INTO epochs VALUES (1, 1764417600), (2, '2026-11-29 10:00:00');
+SQL
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('epochs', 'w', key_columns => '{id}')" >/dev/null
+    out=$(q -c "SELECT status, error FROM treble_sync.sync_table('epochs')")
+    check "$W: a number in a TIMESTAMP column fails the cycle, saying which form is needed" \
+        "failed|warehouse timestamp \"1764417600\" is not a date and time
+HINT: SQLite keeps timestamps as text: store them as 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits." \
+        "$out"
+    check "$W: and nothing of it was copied" "0" "$(q -c "SELECT count(*) FROM epochs")"
 }
 
 odd_identifiers() {
