@@ -68,11 +68,11 @@ struct OdbcConn
 
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
-typedef struct StreamingDefault StreamingDefault;
-static const StreamingDefault *streaming_default_for(const char *connstr,
-													 const char *driver_name);
+typedef struct DriverDefaults DriverDefaults;
+static const DriverDefaults *driver_defaults_for(const char *connstr,
+												 const char *driver_name);
 static char *build_connection_string(ForeignServer *server, UserMapping *mapping,
-									 const StreamingDefault *stream);
+									 const DriverDefaults *defaults, bool streaming);
 static void append_braced(StringInfo buf, const char *key, const char *value);
 static bool connection_string_has_key(const char *connstr, const char *key);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
@@ -456,48 +456,58 @@ OdbcConnectionStringHasKey(const char *connstr, const char *key)
 }
 
 /*
- * What a driver needs to stream a large result instead of reading all of it
- * into the worker's memory first, added to the connection string unless the
- * user set it: a driver is recognised by its library name once connected,
- * or earlier by a word in the connection string.
+ * Settings a driver needs that it does not default to, added to the
+ * connection string unless the user set them: above all what makes it
+ * stream a large result instead of reading all of it into the worker's
+ * memory first.  A driver is recognised by its library name once
+ * connected, or earlier by a word in the connection string.
  */
-struct StreamingDefault
+typedef struct DriverSetting
+{
+	const char *keys;			/* "A|B": the user decided if the string has A or B */
+	const char *value;			/* %d is the fetch size */
+	bool		streaming;		/* only for connections that pull rows */
+} DriverSetting;
+
+struct DriverDefaults
 {
 	const char *driver_prefix;	/* SQL_DRIVER_NAME starts with this */
 	const char *connstr_words[3];	/* ...or the connection string has one */
-	const char *keys[2];		/* the user decided if the string has one */
-	const char *settings;		/* appended; %d is the fetch size */
+	DriverSetting settings[2];
 };
 
-static const StreamingDefault streaming_defaults[] = {
+static const DriverDefaults driver_defaults[] = {
 	/* psqlODBC: a server-side cursor, fetch_size rows at a time */
-	{"psqlodbc", {"postgres", "psqlodbc", NULL}, {"UseDeclareFetch", NULL},
-	"UseDeclareFetch=1;Fetch=%d"},
+	{"psqlodbc", {"postgres", "psqlodbc", NULL},
+	{{"UseDeclareFetch", "1", true}, {"Fetch", "%d", true}}},
 	/* MariaDB Connector/ODBC 3.1.17+ and MySQL Connector/ODBC: row by row */
-	{"libmaodbc", {"mariadb", "maodbc", NULL}, {"NO_CACHE", "STREAMRS"},
-	"NO_CACHE=1;FORWARDONLY=1"},
-	{"libmyodbc", {"mysql", "myodbc", NULL}, {"NO_CACHE", NULL},
-	"NO_CACHE=1;FORWARD_CURSOR=1"},
-	/* SQLite: step through the statement instead of sqlite3_get_table */
-	{"sqlite3odbc", {"sqlite", NULL, NULL}, {"StepAPI", NULL},
-	"StepAPI=1"},
-	/* a short name some builds report */
-	{"libsqlite3odbc", {NULL, NULL, NULL}, {"StepAPI", NULL},
-	"StepAPI=1"},
+	{"libmaodbc", {"mariadb", "maodbc", NULL},
+	{{"NO_CACHE|STREAMRS", "1", true}, {"FORWARDONLY", "1", true}}},
+	{"libmyodbc", {"mysql", "myodbc", NULL},
+	{{"NO_CACHE", "1", true}, {"FORWARD_CURSOR", "1", true}}},
+	/*
+	 * SQLite: step through the statement instead of reading it whole, and
+	 * never create the warehouse file: a mistyped path is an error.
+	 */
+	{"sqlite3odbc", {"sqlite", NULL, NULL},
+	{{"StepAPI", "1", true}, {"NoCreat", "1", false}}},
+	/* a longer name some builds report */
+	{"libsqlite3odbc", {NULL, NULL, NULL},
+	{{"StepAPI", "1", true}, {"NoCreat", "1", false}}},
 };
 
 /*
- * The streaming settings for a driver known by name (driver_name, after
- * connecting) or guessed from the connection string (driver_name NULL).
+ * The defaults for a driver known by name (driver_name, after connecting)
+ * or guessed from the connection string (driver_name NULL).
  */
-static const StreamingDefault *
-streaming_default_for(const char *connstr, const char *driver_name)
+static const DriverDefaults *
+driver_defaults_for(const char *connstr, const char *driver_name)
 {
 	char	   *lower = connstr ? asc_tolower(connstr, strlen(connstr)) : NULL;
 
-	for (size_t i = 0; i < lengthof(streaming_defaults); i++)
+	for (size_t i = 0; i < lengthof(driver_defaults); i++)
 	{
-		const StreamingDefault *d = &streaming_defaults[i];
+		const DriverDefaults *d = &driver_defaults[i];
 
 		if (driver_name)
 		{
@@ -512,24 +522,39 @@ streaming_default_for(const char *connstr, const char *driver_name)
 	return NULL;
 }
 
-/* Whether the user already chose how this driver streams. */
+/* Whether the user set a setting under any of its names. */
 static bool
-streaming_chosen(const StreamingDefault *d, const char *connstr)
+setting_chosen(const DriverSetting *setting, const char *connstr)
 {
-	for (size_t k = 0; k < lengthof(d->keys) && d->keys[k]; k++)
-		if (connection_string_has_key(connstr, d->keys[k]))
+	char	   *names = pstrdup(setting->keys);
+	char	   *save = NULL;
+
+	for (char *key = strtok_r(names, "|", &save); key; key = strtok_r(NULL, "|", &save))
+		if (connection_string_has_key(connstr, key))
+			return true;
+	return false;
+}
+
+/* Whether a connection string lacks any of a driver's defaults it needs. */
+static bool
+defaults_missing(const DriverDefaults *d, const char *connstr, bool streaming)
+{
+	for (size_t i = 0; i < lengthof(d->settings) && d->settings[i].keys; i++)
+		if ((streaming || !d->settings[i].streaming) &&
+			!setting_chosen(&d->settings[i], connstr))
 			return true;
 	return false;
 }
 
 /*
  * Build the ODBC connection string: the server's connection_string (or
- * DSN), the user mapping's credentials, and the settings that make the
- * driver stream (stream, unless NULL or already set by the user).
+ * DSN), the user mapping's credentials, and the driver's defaults (unless
+ * NULL; the streaming ones only for a connection that pulls rows), each
+ * unless the user set it.
  */
 static char *
 build_connection_string(ForeignServer *server, UserMapping *mapping,
-						const StreamingDefault *stream)
+						const DriverDefaults *defaults, bool streaming)
 {
 	StringInfoData buf;
 	const char *connstr = NULL;
@@ -578,11 +603,17 @@ build_connection_string(ForeignServer *server, UserMapping *mapping,
 	if (password)
 		append_braced(&buf, "PWD", password);
 
-	if (stream && !streaming_chosen(stream, buf.data))
+	for (size_t i = 0; defaults && i < lengthof(defaults->settings); i++)
 	{
+		const DriverSetting *setting = &defaults->settings[i];
+
+		if (setting->keys == NULL || (setting->streaming && !streaming) ||
+			setting_chosen(setting, buf.data))
+			continue;
 		if (buf.data[buf.len - 1] != ';')
 			appendStringInfoChar(&buf, ';');
-		appendStringInfo(&buf, stream->settings, fetch_size);
+		appendStringInfo(&buf, "%.*s=", (int) strcspn(setting->keys, "|"), setting->keys);
+		appendStringInfo(&buf, setting->value, fetch_size);
 	}
 	return buf.data;
 }
@@ -626,8 +657,8 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	SQLRETURN	rc;
 	char	   *connstr;
 	char	   *s;
-	const StreamingDefault *guess;
-	const StreamingDefault *known;
+	const DriverDefaults *guess;
+	const DriverDefaults *known;
 	ListCell   *lc;
 
 	conn->server_name = pstrdup(server->servername);
@@ -655,9 +686,8 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	rc = SQLSetEnvAttr(conn->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER) SQL_OV_ODBC3, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "request ODBC 3 behaviour");
 
-	guess = streaming ? streaming_default_for(FdwServerStringOption(server, "connection_string"),
-											  NULL) : NULL;
-	connstr = build_connection_string(server, mapping, guess);
+	guess = driver_defaults_for(FdwServerStringOption(server, "connection_string"), NULL);
+	connstr = build_connection_string(server, mapping, guess, streaming);
 	odbc_driver_connect(conn, connstr);
 
 	s = odbc_get_info_string(conn, SQL_DRIVER_NAME);
@@ -667,17 +697,17 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 
 	/*
 	 * A DSN hides the driver behind a name, and a guess can be wrong: once
-	 * the driver is known, make sure it streams.
+	 * the driver is known, make sure it has its defaults.
 	 */
-	known = streaming ? streaming_default_for(NULL, conn->driver_name) : NULL;
-	if (known && known != guess && !streaming_chosen(known, connstr))
+	known = driver_defaults_for(NULL, conn->driver_name);
+	if (known && known != guess && defaults_missing(known, connstr, streaming))
 	{
 		memset(connstr, 0, strlen(connstr));
 		SQLDisconnect(conn->dbc);
 		SQLFreeHandle(SQL_HANDLE_DBC, conn->dbc);
 		conn->connected = false;
 		conn->dbc = SQL_NULL_HDBC;
-		connstr = build_connection_string(server, mapping, known);
+		connstr = build_connection_string(server, mapping, known, streaming);
 		odbc_driver_connect(conn, connstr);
 	}
 	memset(connstr, 0, strlen(connstr));
@@ -1056,7 +1086,7 @@ OdbcEndRemoteCall(void)
 
 /*
  * Whether the driver can hand over a large result a part at a time, with
- * the settings streaming_defaults adds.  Two cannot:
+ * the settings driver_defaults adds.  Two cannot:
  *	- MariaDB Connector/ODBC before 3.1.17 reads every result whole;
  *	- the SQLite driver steps through a statement only when it has no
  *	  parameters, and every pull has some.

@@ -29,6 +29,8 @@
 #               driver's own quote character
 #   text times  SQLite: a number in a TIMESTAMP column fails the cycle with
 #               an error that says which form timestamps need
+#   no file     SQLite: a warehouse file that does not exist is an error,
+#               and is not created
 #   large pulls 150,000 rows over 300 days, loaded, then all corrected:
 #               through a driver that cannot stream (MariaDB 3.1.15,
 #               SQLite) both pulls go in slices of at most 100,000 rows,
@@ -321,7 +323,24 @@ SQL
 
     odd_identifiers
     [[ $W == sqlite ]] && timestamps_not_text
+    [[ $W == sqlite ]] && missing_file
     large_first_load
+}
+
+# A warehouse file that is not there is an error, and is not created.
+missing_file() {
+    local out
+    # in a directory the server processes may write to
+    rm -f "$TS_DIR/missing.db"
+    out=$(q -v conn="Driver={SQLite3};Database=$TS_DIR/missing.db" 2>&1 <<'SQL'
+CREATE SERVER missing FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string :'conn');
+CREATE USER MAPPING FOR CURRENT_USER SERVER missing;
+SELECT treble_sync.add_table('fact_sends', 'missing', key_columns => '{send_id}', name => 'missing');
+SQL
+)
+    check "$W: a warehouse file that is not there fails registration" \
+        'ERROR:  could not connect to warehouse server "missing"' "$(head -n 1 <<<"$out")"
+    check "$W: and is not created" "absent" "$([[ -e $TS_DIR/missing.db ]] && echo present || echo absent)"
 }
 
 # SQLite keeps any value in a TIMESTAMP column: a number there (Unix
