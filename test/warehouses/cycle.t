@@ -24,6 +24,8 @@
 #               whatever the session's zone, and another server zone shifts it
 #   password    a wrong password (full of ; { } ' ") fails the cycle, and
 #               appears in no error (MariaDB, PostgreSQL)
+#   modes       append with an integer cursor (bound as SQL_BIGINT), and a
+#               snapshot without any cursor, in which removals anywhere go
 #   identifiers a table and columns whose names need quoting (a space, a
 #               reserved word, both quote characters), each quoted with the
 #               driver's own quote character
@@ -322,9 +324,43 @@ SQL
     check "$W: an unchanged timestamptz copy has an empty rerun" "empty 0 0 0" "${out% *}"
 
     odd_identifiers
+    other_modes
     [[ $W == sqlite ]] && timestamps_not_text
     [[ $W == sqlite ]] && missing_file
     large_first_load
+}
+
+# Mode append with an integer cursor, and mode snapshot without a cursor.
+other_modes() {
+    local t
+    for t in events plans; do
+        wh <<<"DROP TABLE IF EXISTS $t;"
+    done
+    wh <<'SQL'
+CREATE TABLE events (event_id BIGINT NOT NULL, kind VARCHAR(20), at_time TIMESTAMP);
+INSERT INTO events VALUES (1, 'open', '2026-11-29 10:00:00'), (2, 'click', '2026-11-29 10:00:01.5');
+CREATE TABLE plans (plan_id INTEGER NOT NULL, name VARCHAR(20), price DECIMAL(8,2));
+INSERT INTO plans VALUES (1, 'free', 0), (2, 'pro', 9.5), (3, 'team', 29);
+SQL
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('events', 'w', key_columns => '{event_id}',
+                cursor_column => 'event_id', mode => 'append')" \
+      -c "SELECT name FROM treble_sync.add_table('plans', 'w', key_columns => '{plan_id}',
+                cursor_column => NULL, mode => 'snapshot')" >/dev/null
+    check "$W: append with an integer cursor: the first sync" "success 2 2" \
+        "$(q -F ' ' -c "SELECT status, rows_inserted, watermark_to FROM treble_sync.sync_table('events')")"
+    wh <<<"INSERT INTO events VALUES (3, 'open', '2026-11-29 10:00:02'), (4, 'bounce', '2026-11-29 10:00:03');"
+    check "$W: append pulls only past the watermark" "success 2 2 4" \
+        "$(q -F ' ' -c "SELECT status, rows_pulled, rows_inserted, watermark_to FROM treble_sync.sync_table('events')")"
+    check "$W: and the events arrive whole" "1 open|2 click|3 open|4 bounce" \
+        "$(q -c "SELECT string_agg(event_id || ' ' || kind, '|' ORDER BY event_id) FROM events")"
+    check "$W: a snapshot without a cursor: the first sync" "success 3" \
+        "$(q -F ' ' -c "SELECT status, rows_inserted FROM treble_sync.sync_table('plans')")"
+    wh <<<"DELETE FROM plans WHERE plan_id = 1; UPDATE plans SET price = 12.5 WHERE plan_id = 2;"
+    check "$W: a snapshot removes and updates anywhere" "success 1 1" \
+        "$(q -F ' ' -c "SELECT status, rows_updated, rows_deleted FROM treble_sync.sync_table('plans')")"
+    check "$W: and equals the warehouse" "2 pro 12.5|3 team 29" \
+        "$(q -c "SELECT string_agg(plan_id || ' ' || name || ' ' || price::numeric::float8, '|' ORDER BY plan_id) FROM plans")"
 }
 
 # A warehouse file that is not there is an error, and is not created.
