@@ -15,6 +15,10 @@
 #   failure     the table vanishes mid-life: the cycle fails, the copy and
 #               the watermark stay as they were; the next one converges
 #   verify      verify finds a day a row went missing from; repair fixes it
+#   slices      the same table through a server with slice_rows '1': every
+#               pull in slices of one cursor value (MariaDB, SQLite), with
+#               the versions of a key in different slices; the copy equals
+#               the warehouse after a first sync and after a delta
 #   cancel      a cycle waiting on a warehouse lock is cancelled while the
 #               lock is still held, and changes nothing
 #   unreachable the warehouse server stopped (MariaDB) or its file unreadable
@@ -205,7 +209,11 @@ BEGIN
     EXECUTE format('CREATE SERVER w FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)', conn);
     EXECUTE format('CREATE SERVER w_tokyo FOREIGN DATA WRAPPER treble_sync
                     OPTIONS (connection_string %L, timezone %L)', conn, 'Asia/Tokyo');
-    FOREACH srv IN ARRAY ARRAY['w', 'w_tokyo'] LOOP
+    -- a pull of more than one row goes in slices (through a driver that
+    -- cannot stream)
+    EXECUTE format('CREATE SERVER w_sliced FOREIGN DATA WRAPPER treble_sync
+                    OPTIONS (connection_string %L, slice_rows %L)', conn, '1');
+    FOREACH srv IN ARRAY ARRAY['w', 'w_tokyo', 'w_sliced'] LOOP
         IF '$W' = 'sqlite' THEN
             EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER %I', srv);
         ELSE
@@ -296,6 +304,7 @@ SQL
         "$(q -c "SELECT count(*) FILTER (WHERE NOT match) FROM treble_sync.verify('fact_sends')")"
     check_copy "$W: after the repair the copy equals the warehouse"
 
+    sliced_pulls
     cancel_while_locked
     warehouse_unreachable
     wrong_password
@@ -426,6 +435,38 @@ SQL
         "$(q -c "SELECT string_agg(t::text, '|' ORDER BY \"Send ID\") FROM \"Send Log\" t")"
 }
 
+# The table again, through a server that slices every pull of more than one
+# row, next to the copy made in one pull.
+sliced_pulls() {
+    local log_start out
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('fact_sends', 'w_sliced', key_columns => '{send_id}',
+                event_column => 'scheduled_at', local_table => 'sends_sliced', name => 'sends_sliced')" >/dev/null
+    q -c "ALTER DATABASE ts_$W SET log_min_messages = debug1"
+    log_start=$(stat -c %s "$TS_DIR/dest.log")
+    check "$W: in slices: the first sync" "success" "$(q -c "SELECT status FROM treble_sync.sync_table('sends_sliced')")"
+    check_copy "$W: in slices: the copy equals the warehouse" sends_sliced
+    wh <<'SQL'
+INSERT INTO fact_sends VALUES (11, 'sliced', 11, '2026-11-29 12:31:00', '2026-11-29 12:40:00.000001');
+INSERT INTO fact_sends VALUES (11, 'sliced, again', 11.5, '2026-11-29 12:31:00', '2026-11-29 12:40:00.000002');
+UPDATE fact_sends SET amount = 99, synced_at = '2026-11-29 12:40:00.000003' WHERE send_id = 3;
+DELETE FROM fact_sends WHERE send_id = 9;
+SQL
+    out=$(q -F ' ' -c "SELECT status, rows_inserted, rows_updated, rows_deleted FROM treble_sync.sync_table('sends_sliced')")
+    check "$W: in slices: a delta with two versions of a new key, a correction and a removal" "success 1 1 1" "$out"
+    check_copy "$W: in slices: the copy equals the warehouse again" sends_sliced
+    q -c "ALTER DATABASE ts_$W RESET log_min_messages"
+    if [[ $W == postgresql ]]; then
+        check "$W: psqlODBC streams: no slices" "0" \
+            "$(tail -c +$((log_start + 1)) "$TS_DIR/dest.log" | grep -c 'rows of "sends_sliced" in')"
+    else
+        check "$W: both pulls went in slices" "2" \
+            "$(tail -c +$((log_start + 1)) "$TS_DIR/dest.log" | grep -Ec 'rows of "sends_sliced" in [0-9]+ slices')"
+    fi
+    out=$(sync)
+    check "$W: the copy made in one pull takes the same delta" "success 1 1 1" "${out% *}"
+}
+
 # Hold an exclusive lock on fact_sends until $TMP/release exists (at most
 # 20 s), feeding each client its statements as it goes.
 hold_lock() {
@@ -433,7 +474,9 @@ hold_lock() {
     case $W in
         postgresql) echo "BEGIN; LOCK TABLE fact_sends IN ACCESS EXCLUSIVE MODE;" ;;
         mariadb)    echo "LOCK TABLES fact_sends WRITE;" ;;
-        sqlite)     echo "BEGIN EXCLUSIVE;" ;;
+        # wait for readers, such as a worker of an earlier cycle that is
+        # still closing its connection
+        sqlite)     echo ".timeout 10000"; echo "BEGIN EXCLUSIVE;" ;;
     esac
     for ((i = 0; i < 200; i++)); do
         [[ -e $TMP/release ]] && break
