@@ -15,8 +15,11 @@
  * size of the pull.
  *
  * A value longer than its slot (a 140k-character text) is read again whole
- * with SQLSetPos and SQLGetData.  That needs SQL_GD_BLOCK and SQL_GD_BOUND;
- * a driver that lacks them is read one row at a time, every value through
+ * with SQLSetPos and SQLGetData.  That needs SQL_GD_BLOCK and SQL_GD_BOUND
+ * done right, which only psqlODBC does.  A driver whose declared column
+ * sizes bound its values (MariaDB's) is read in blocks too when every
+ * column's declared size fits a slot, slots then sized so that no value can
+ * be cut.  Any other result is read one row at a time, every value through
  * SQLGetData, which is slower but complete.
  *
  *-------------------------------------------------------------------------
@@ -40,6 +43,8 @@
 /* Width of a binary slot, in bytes. */
 #define FETCH_MIN_BINARY_BYTES 64
 #define FETCH_MAX_BINARY_BYTES 8192
+/* A slot sized from a declared size that holds every value, at most. */
+#define FETCH_MAX_EXACT_BYTES 16384
 /* First size of the buffer a long value is read into. */
 #define FETCH_WHOLE_INITIAL 65536
 
@@ -59,6 +64,7 @@ struct FetchBlock
 	SQLHSTMT	stmt;
 	int			ncols;
 	bool		bound;			/* false: one row at a time, by SQLGetData */
+	bool		exact;			/* slots hold any value: no re-read needed */
 	SQLULEN		max_rows;
 	SQLULEN		nrows;			/* rows in the current block */
 	SQLUSMALLINT *row_status;
@@ -102,6 +108,63 @@ slot_width(SQLSMALLINT sql_type, SQLULEN column_size, bool binary)
 	return (SQLLEN) ((n + 1) * sizeof(SQLWCHAR));
 }
 
+/*
+ * The slot width, in bytes, that holds every value of a column whose
+ * declared size bounds its values, or 0 if that is unknown or too wide to
+ * bind.  Text sizes count characters, and a character beyond the Basic
+ * Multilingual Plane takes two UTF-16 code units.
+ */
+static SQLLEN
+exact_slot_width(SQLSMALLINT sql_type, SQLULEN column_size, bool binary)
+{
+	SQLULEN		bytes;
+
+	if (column_size == 0)
+		return 0;
+	switch (sql_type)
+	{
+		case SQL_CHAR:
+		case SQL_VARCHAR:
+		case SQL_LONGVARCHAR:
+		case SQL_WCHAR:
+		case SQL_WVARCHAR:
+		case SQL_WLONGVARCHAR:
+			bytes = binary ? column_size : (2 * column_size + 1) * sizeof(SQLWCHAR);
+			break;
+		case SQL_DECIMAL:
+		case SQL_NUMERIC:
+		case SQL_TYPE_DATE:
+		case SQL_BIT:
+			/* digits, and a sign, a point or dashes */
+			bytes = binary ? column_size : (column_size + 16 + 1) * sizeof(SQLWCHAR);
+			break;
+		default:
+
+			/*
+			 * Floats, times, bits, binary strings: their text or bytes are
+			 * not bounded by the declared size in a way to stake a value on
+			 * (a too-narrow slot is cut without a word).
+			 */
+			return 0;
+	}
+	return bytes <= FETCH_MAX_EXACT_BYTES ? (SQLLEN) bytes : 0;
+}
+
+/*
+ * Whether a result column is unsigned (MariaDB's BIGINT UNSIGNED holds
+ * values beyond a signed 64-bit integer, so it travels as text).
+ */
+static bool
+column_is_unsigned(OdbcConn *conn, SQLHSTMT stmt, int col)
+{
+	SQLLEN		is_unsigned = SQL_FALSE;
+	SQLRETURN	rc = SQLColAttributeW(stmt, col, SQL_DESC_UNSIGNED, NULL, 0, NULL,
+									  &is_unsigned);
+
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describe a remote result");
+	return is_unsigned == SQL_TRUE;
+}
+
 /* Set a statement attribute that takes an integer or a pointer. */
 static void
 set_stmt_attr(FetchBlock *b, SQLINTEGER attr, SQLPOINTER value, const char *what)
@@ -126,6 +189,7 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 	b->ncols = ncols;
 	b->cols = palloc0(sizeof(FetchColumn) * ncols);
 	b->bound = OdbcSupportsBlockGetData(conn);
+	b->exact = !b->bound && OdbcDeclaredSizesHold(conn);
 
 	{
 		int			got = FetchResultColumns(conn, stmt);
@@ -153,9 +217,11 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 			c->kind = FETCH_BINARY;
 			c->c_type = SQL_C_BINARY;
 			c->width = slot_width(sql_type, size, true);
+			if (b->exact && (c->width = exact_slot_width(sql_type, size, true)) == 0)
+				b->exact = false;
 		}
-		else if (sql_type == SQL_BIGINT || sql_type == SQL_INTEGER ||
-				 sql_type == SQL_SMALLINT || sql_type == SQL_TINYINT)
+		else if ((sql_type == SQL_BIGINT && !column_is_unsigned(conn, stmt, i + 1)) ||
+				 sql_type == SQL_INTEGER || sql_type == SQL_SMALLINT || sql_type == SQL_TINYINT)
 		{
 			/* numbers and timestamps travel in binary: no text round trip */
 			c->kind = FETCH_INT64;
@@ -173,10 +239,14 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 			c->kind = FETCH_TEXT;
 			c->c_type = SQL_C_WCHAR;
 			c->width = slot_width(sql_type, size, false);
+			if (b->exact && (c->width = exact_slot_width(sql_type, size, false)) == 0)
+				b->exact = false;
 		}
 		row_bytes += c->width + sizeof(SQLLEN);
 	}
 
+	if (b->exact)
+		b->bound = true;
 	if (!b->bound)
 	{
 		/* read whole with SQLGetData: only text and bytes */
@@ -219,6 +289,20 @@ FetchColumnKind(FetchBlock *b, int col)
 	return b->cols[col].kind;
 }
 
+/*
+ * A value did not fit a slot sized from its column's declared size: the
+ * driver broke its own declaration, and the value cannot be read again.
+ */
+static void
+too_long_for_declared_size(FetchBlock *b)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_ERROR),
+			 errmsg("warehouse returned a value longer than its column's declared size"),
+			 errdetail("ODBC driver %s was read in blocks sized from the declared sizes.",
+					   OdbcDriverDescription(b->conn))));
+}
+
 /* Fetch the next block; returns its number of rows, 0 at the end. */
 int
 FetchNextBlock(FetchBlock *b)
@@ -240,9 +324,15 @@ FetchNextBlock(FetchBlock *b)
 		return 1;
 
 	for (SQLULEN r = 0; r < b->nrows; r++)
+	{
 		if (b->row_status[r] == SQL_ROW_ERROR)
 			OdbcCheck(b->conn, SQL_ERROR, SQL_HANDLE_STMT, b->stmt,
 					  "fetch a row from the warehouse");
+		/* slots that were to hold any value: a cut one must not pass */
+		if (b->exact && (rc == SQL_SUCCESS_WITH_INFO ||
+						 b->row_status[r] == SQL_ROW_SUCCESS_WITH_INFO))
+			too_long_for_declared_size(b);
+	}
 	return (int) b->nrows;
 }
 
@@ -324,6 +414,10 @@ FetchValue(FetchBlock *b, int row, int col, const char **data, size_t *len)
 			*len = ind;
 			return true;
 		}
+
+		/* longer than its slot, which was to hold any value */
+		if (b->exact)
+			too_long_for_declared_size(b);
 
 		/* longer than its slot: position on the row and read it whole */
 		if (b->max_rows > 1)

@@ -1112,6 +1112,20 @@ OdbcDriverStreams(OdbcConn *conn)
 	return true;
 }
 
+/*
+ * Whether a column's declared size bounds every value the driver returns
+ * for it: MariaDB and MySQL enforce column lengths on the server.  SQLite
+ * does not, and psqlODBC declares text as 8190 characters whatever it
+ * holds.
+ */
+bool
+OdbcDeclaredSizesHold(OdbcConn *conn)
+{
+	return pg_strncasecmp(conn->driver_name, "libmaodbc", 9) == 0 ||
+		pg_strncasecmp(conn->driver_name, "maodbc", 6) == 0 ||
+		pg_strncasecmp(conn->driver_name, "libmyodbc", 9) == 0;
+}
+
 /* The driver's file name and version, for messages. */
 const char *
 OdbcDriverDescription(OdbcConn *conn)

@@ -181,6 +181,7 @@ extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
 extern bool OdbcDriverIsPostgres(OdbcConn *conn);
 extern bool OdbcDriverIsSqlite(OdbcConn *conn);
 extern bool OdbcDriverStreams(OdbcConn *conn);
+extern bool OdbcDeclaredSizesHold(OdbcConn *conn);
 extern const char *OdbcDriverDescription(OdbcConn *conn);
 extern bool OdbcLastErrorWasTransient(void);
 extern void OdbcForgetLastError(void);

@@ -37,6 +37,9 @@
 #               an error that says which form timestamps need
 #   no file     SQLite: a warehouse file that does not exist is an error,
 #               and is not created
+#   limits      MariaDB (read in blocks sized from the declared sizes):
+#               values as long as their columns allow, in characters that
+#               take two UTF-16 units, and BIGINT UNSIGNED at its maximum
 #   large pulls 150,000 rows over 300 days, loaded, then all corrected:
 #               through a driver that cannot stream (MariaDB 3.1.15,
 #               SQLite) both pulls go in slices of at most 100,000 rows,
@@ -335,6 +338,7 @@ SQL
     odd_identifiers
     other_modes
     [[ $W == sqlite ]] && timestamps_not_text
+    [[ $W == mariadb ]] && values_at_their_limits
     [[ $W == sqlite ]] && missing_file
     large_first_load
 }
@@ -370,6 +374,28 @@ SQL
         "$(q -F ' ' -c "SELECT status, rows_updated, rows_deleted FROM treble_sync.sync_table('plans')")"
     check "$W: and equals the warehouse" "2 pro 12.5|3 team 29" \
         "$(q -c "SELECT string_agg(plan_id || ' ' || name || ' ' || price::numeric::float8, '|' ORDER BY plan_id) FROM plans")"
+}
+
+# MariaDB is read in blocks, its slots sized from the declared sizes: a
+# value as long as its column allows (in characters beyond the Basic
+# Multilingual Plane, two UTF-16 units each) must arrive whole, and BIGINT
+# UNSIGNED beyond a signed 64-bit integer too.
+values_at_their_limits() {
+    wh <<'SQL'
+DROP TABLE IF EXISTS limits;
+CREATE TABLE limits (id BIGINT UNSIGNED NOT NULL, short VARCHAR(2), code CHAR(3), amount DECIMAL(30,10),
+                     synced_at DATETIME(6));
+INSERT INTO limits VALUES (18446744073709551615, '🚀🚀', 'abc', 12345678901234567890.0123456789, '2026-11-29 10:00:00.000001'),
+                          (1, '', NULL, -0.0000000001, '2026-11-29 10:00:00.999999'),
+                          (2, NULL, 'é', NULL, '2026-11-29 10:00:01');
+SQL
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('limits', 'w', key_columns => '{id}')" >/dev/null
+    check "$W: values at their declared limits: the sync" "success 3" \
+        "$(q -F ' ' -c "SELECT status, rows_inserted FROM treble_sync.sync_table('limits')")"
+    check "$W: values at their declared limits arrive whole" \
+        "(1,\"\",,-0.0000000001,\"2026-11-29 10:00:00.999999\")|(2,,é,,\"2026-11-29 10:00:01\")|(18446744073709551615,🚀🚀,abc,12345678901234567890.0123456789,\"2026-11-29 10:00:00.000001\")" \
+        "$(q -c "SELECT string_agg(t::text, '|' ORDER BY id) FROM limits t")"
 }
 
 # A warehouse file that is not there is an error, and is not created.
