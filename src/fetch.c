@@ -73,6 +73,24 @@ struct FetchBlock
 	size_t		whole_size;
 };
 
+/* Whether a column's declared size counts characters. */
+static bool
+is_character_type(SQLSMALLINT sql_type)
+{
+	switch (sql_type)
+	{
+		case SQL_CHAR:
+		case SQL_VARCHAR:
+		case SQL_LONGVARCHAR:
+		case SQL_WCHAR:
+		case SQL_WVARCHAR:
+		case SQL_WLONGVARCHAR:
+			return true;
+		default:
+			return false;
+	}
+}
+
 /*
  * The slot width of a column, in bytes, from the size the driver declares
  * for it: wide enough for the usual value, bounded so that one column with
@@ -90,20 +108,7 @@ slot_width(SQLSMALLINT sql_type, SQLULEN column_size, bool binary)
 	 * For character types the size is in characters; for numbers and dates
 	 * it is a precision, and the text form adds a sign, a point, a zone.
 	 */
-	switch (sql_type)
-	{
-		case SQL_CHAR:
-		case SQL_VARCHAR:
-		case SQL_LONGVARCHAR:
-		case SQL_WCHAR:
-		case SQL_WVARCHAR:
-		case SQL_WLONGVARCHAR:
-			n = column_size;
-			break;
-		default:
-			n = column_size + 16;
-			break;
-	}
+	n = is_character_type(sql_type) ? column_size : column_size + 16;
 	n = Max(Min(n, FETCH_MAX_TEXT_UNITS), FETCH_MIN_TEXT_UNITS);
 	return (SQLLEN) ((n + 1) * sizeof(SQLWCHAR));
 }
@@ -121,31 +126,22 @@ exact_slot_width(SQLSMALLINT sql_type, SQLULEN column_size, bool binary)
 
 	if (column_size == 0)
 		return 0;
-	switch (sql_type)
+	if (is_character_type(sql_type))
+		bytes = binary ? column_size : (2 * column_size + 1) * sizeof(SQLWCHAR);
+	else if (sql_type == SQL_DECIMAL || sql_type == SQL_NUMERIC ||
+			 sql_type == SQL_TYPE_DATE || sql_type == SQL_BIT)
 	{
-		case SQL_CHAR:
-		case SQL_VARCHAR:
-		case SQL_LONGVARCHAR:
-		case SQL_WCHAR:
-		case SQL_WVARCHAR:
-		case SQL_WLONGVARCHAR:
-			bytes = binary ? column_size : (2 * column_size + 1) * sizeof(SQLWCHAR);
-			break;
-		case SQL_DECIMAL:
-		case SQL_NUMERIC:
-		case SQL_TYPE_DATE:
-		case SQL_BIT:
-			/* digits, and a sign, a point or dashes */
-			bytes = binary ? column_size : (column_size + 16 + 1) * sizeof(SQLWCHAR);
-			break;
-		default:
-
-			/*
-			 * Floats, times, bits, binary strings: their text or bytes are
-			 * not bounded by the declared size in a way to stake a value on
-			 * (a too-narrow slot is cut without a word).
-			 */
-			return 0;
+		/* digits, and a sign, a point or dashes */
+		bytes = binary ? column_size : (column_size + 16 + 1) * sizeof(SQLWCHAR);
+	}
+	else
+	{
+		/*
+		 * Floats, times, binary strings: their text or bytes are not bounded
+		 * by the declared size in a way to stake a value on (a too-narrow
+		 * slot is cut without a word).
+		 */
+		return 0;
 	}
 	return bytes <= FETCH_MAX_EXACT_BYTES ? (SQLLEN) bytes : 0;
 }
