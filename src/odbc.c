@@ -53,8 +53,8 @@ struct OdbcConn
 	char		escape[8];		/* SQL_SEARCH_PATTERN_ESCAPE; "" if none */
 	char		driver_name[128];
 	char		driver_version[32];	/* SQL_DRIVER_VER, "03.01.0015" */
+	const struct KnownDriver *driver;	/* NULL: a driver not known here */
 	SQLUINTEGER getdata_ext;	/* SQL_GETDATA_EXTENSIONS */
-	bool		timestamps_as_text; /* the driver compares timestamps as text */
 	int			login_timeout;	/* seconds; 0: the driver's default */
 	int			query_timeout;	/* seconds; 0: none */
 	MemoryContextCallback on_reset;
@@ -68,11 +68,10 @@ struct OdbcConn
 
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
-typedef struct DriverDefaults DriverDefaults;
-static const DriverDefaults *driver_defaults_for(const char *connstr,
-												 const char *driver_name);
+typedef struct KnownDriver KnownDriver;
+static const KnownDriver *known_driver(const char *connstr, const char *driver_name);
 static char *build_connection_string(ForeignServer *server, UserMapping *mapping,
-									 const DriverDefaults *defaults, bool streaming);
+									 const KnownDriver *driver, bool streaming);
 static void append_braced(StringInfo buf, const char *key, const char *value);
 static bool connection_string_has_key(const char *connstr, const char *key);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
@@ -456,12 +455,21 @@ OdbcConnectionStringHasKey(const char *connstr, const char *key)
 }
 
 /*
- * Settings a driver needs that it does not default to, added to the
- * connection string unless the user set them: above all what makes it
- * stream a large result instead of reading all of it into the worker's
- * memory first.  A driver is recognised by its library name once
- * connected, or earlier by a word in the connection string.
+ * The drivers treble_sync knows, and the settings each needs that it does
+ * not default to, added to the connection string unless the user set them:
+ * above all what makes it stream a large result instead of reading all of
+ * it into the worker's memory first.  A driver is recognised by its
+ * library name once connected, or earlier by a word in the connection
+ * string.
  */
+typedef enum DriverFamily
+{
+	DRIVER_PSQLODBC,
+	DRIVER_MARIADB,
+	DRIVER_MYSQL,
+	DRIVER_SQLITE
+} DriverFamily;
+
 typedef struct DriverSetting
 {
 	const char *keys;			/* "A|B": the user decided if the string has A or B */
@@ -469,57 +477,62 @@ typedef struct DriverSetting
 	bool		streaming;		/* only for connections that pull rows */
 } DriverSetting;
 
-struct DriverDefaults
+struct KnownDriver
 {
-	const char *driver_prefix;	/* SQL_DRIVER_NAME starts with this */
-	const char *connstr_words[3];	/* ...or the connection string has one */
+	DriverFamily family;
+	const char *name_prefixes[2];	/* SQL_DRIVER_NAME starts with one */
+	const char *connstr_words[2];	/* ...or the connection string has one */
 	DriverSetting settings[2];
 };
 
-static const DriverDefaults driver_defaults[] = {
-	/* psqlODBC: a server-side cursor, fetch_size rows at a time */
-	{"psqlodbc", {"postgres", "psqlodbc", NULL},
+static const KnownDriver known_drivers[] = {
+	/* a server-side cursor, fetch_size rows at a time */
+	{DRIVER_PSQLODBC, {"psqlodbc", NULL}, {"postgres", "psqlodbc"},
 	{{"UseDeclareFetch", "1", true}, {"Fetch", "%d", true}}},
-	/* MariaDB Connector/ODBC 3.1.17+ and MySQL Connector/ODBC: row by row */
-	{"libmaodbc", {"mariadb", "maodbc", NULL},
+	/* row by row (MariaDB Connector/ODBC 3.1.17 and later) */
+	{DRIVER_MARIADB, {"libmaodbc", "maodbc"}, {"mariadb", "maodbc"},
 	{{"NO_CACHE|STREAMRS", "1", true}, {"FORWARDONLY", "1", true}}},
-	{"libmyodbc", {"mysql", "myodbc", NULL},
+	{DRIVER_MYSQL, {"libmyodbc", NULL}, {"mysql", "myodbc"},
 	{{"NO_CACHE", "1", true}, {"FORWARD_CURSOR", "1", true}}},
 	/*
-	 * SQLite: step through the statement instead of reading it whole, and
-	 * never create the warehouse file: a mistyped path is an error.
+	 * Step through the statement instead of reading it whole, and never
+	 * create the warehouse file: a mistyped path is an error.
 	 */
-	{"sqlite3odbc", {"sqlite", NULL, NULL},
-	{{"StepAPI", "1", true}, {"NoCreat", "1", false}}},
-	/* a longer name some builds report */
-	{"libsqlite3odbc", {NULL, NULL, NULL},
+	{DRIVER_SQLITE, {"sqlite", "libsqlite"}, {"sqlite", NULL},
 	{{"StepAPI", "1", true}, {"NoCreat", "1", false}}},
 };
 
 /*
- * The defaults for a driver known by name (driver_name, after connecting)
- * or guessed from the connection string (driver_name NULL).
+ * The known driver with this name (driver_name, after connecting), or
+ * guessed from the connection string (driver_name NULL); NULL if none.
  */
-static const DriverDefaults *
-driver_defaults_for(const char *connstr, const char *driver_name)
+static const KnownDriver *
+known_driver(const char *connstr, const char *driver_name)
 {
 	char	   *lower = connstr ? asc_tolower(connstr, strlen(connstr)) : NULL;
 
-	for (size_t i = 0; i < lengthof(driver_defaults); i++)
+	for (size_t i = 0; i < lengthof(known_drivers); i++)
 	{
-		const DriverDefaults *d = &driver_defaults[i];
+		const KnownDriver *d = &known_drivers[i];
 
-		if (driver_name)
+		for (size_t w = 0; w < 2; w++)
 		{
-			if (pg_strncasecmp(driver_name, d->driver_prefix, strlen(d->driver_prefix)) == 0)
+			if (driver_name && d->name_prefixes[w] &&
+				pg_strncasecmp(driver_name, d->name_prefixes[w], strlen(d->name_prefixes[w])) == 0)
 				return d;
-			continue;
+			if (!driver_name && lower && d->connstr_words[w] &&
+				strstr(lower, d->connstr_words[w]) != NULL)
+				return d;
 		}
-		for (size_t w = 0; w < lengthof(d->connstr_words) && d->connstr_words[w]; w++)
-			if (lower && strstr(lower, d->connstr_words[w]) != NULL)
-				return d;
 	}
 	return NULL;
+}
+
+/* Whether the connection's driver is one of a family. */
+static bool
+driver_is(OdbcConn *conn, DriverFamily family)
+{
+	return conn->driver != NULL && conn->driver->family == family;
 }
 
 /* Whether the user set a setting under any of its names. */
@@ -535,9 +548,9 @@ setting_chosen(const DriverSetting *setting, const char *connstr)
 	return false;
 }
 
-/* Whether a connection string lacks any of a driver's defaults it needs. */
+/* Whether a connection string lacks any of a driver's settings it needs. */
 static bool
-defaults_missing(const DriverDefaults *d, const char *connstr, bool streaming)
+settings_missing(const KnownDriver *d, const char *connstr, bool streaming)
 {
 	for (size_t i = 0; i < lengthof(d->settings) && d->settings[i].keys; i++)
 		if ((streaming || !d->settings[i].streaming) &&
@@ -548,13 +561,13 @@ defaults_missing(const DriverDefaults *d, const char *connstr, bool streaming)
 
 /*
  * Build the ODBC connection string: the server's connection_string (or
- * DSN), the user mapping's credentials, and the driver's defaults (unless
+ * DSN), the user mapping's credentials, and the driver's settings (unless
  * NULL; the streaming ones only for a connection that pulls rows), each
  * unless the user set it.
  */
 static char *
 build_connection_string(ForeignServer *server, UserMapping *mapping,
-						const DriverDefaults *defaults, bool streaming)
+						const KnownDriver *driver, bool streaming)
 {
 	StringInfoData buf;
 	const char *connstr = NULL;
@@ -603,9 +616,9 @@ build_connection_string(ForeignServer *server, UserMapping *mapping,
 	if (password)
 		append_braced(&buf, "PWD", password);
 
-	for (size_t i = 0; defaults && i < lengthof(defaults->settings); i++)
+	for (size_t i = 0; driver && i < lengthof(driver->settings); i++)
 	{
-		const DriverSetting *setting = &defaults->settings[i];
+		const DriverSetting *setting = &driver->settings[i];
 
 		if (setting->keys == NULL || (setting->streaming && !streaming) ||
 			setting_chosen(setting, buf.data))
@@ -657,8 +670,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	SQLRETURN	rc;
 	char	   *connstr;
 	char	   *s;
-	const DriverDefaults *guess;
-	const DriverDefaults *known;
+	const KnownDriver *guess;
 	ListCell   *lc;
 
 	conn->server_name = pstrdup(server->servername);
@@ -686,7 +698,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	rc = SQLSetEnvAttr(conn->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER) SQL_OV_ODBC3, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "request ODBC 3 behaviour");
 
-	guess = driver_defaults_for(FdwServerStringOption(server, "connection_string"), NULL);
+	guess = known_driver(FdwServerStringOption(server, "connection_string"), NULL);
 	connstr = build_connection_string(server, mapping, guess, streaming);
 	odbc_driver_connect(conn, connstr);
 
@@ -697,27 +709,21 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 
 	/*
 	 * A DSN hides the driver behind a name, and a guess can be wrong: once
-	 * the driver is known, make sure it has its defaults.
+	 * the driver is known, make sure it has its settings.
 	 */
-	known = driver_defaults_for(NULL, conn->driver_name);
-	if (known && known != guess && defaults_missing(known, connstr, streaming))
+	conn->driver = known_driver(NULL, conn->driver_name);
+	if (conn->driver && conn->driver != guess &&
+		settings_missing(conn->driver, connstr, streaming))
 	{
 		memset(connstr, 0, strlen(connstr));
 		SQLDisconnect(conn->dbc);
 		SQLFreeHandle(SQL_HANDLE_DBC, conn->dbc);
 		conn->connected = false;
 		conn->dbc = SQL_NULL_HDBC;
-		connstr = build_connection_string(server, mapping, known, streaming);
+		connstr = build_connection_string(server, mapping, conn->driver, streaming);
 		odbc_driver_connect(conn, connstr);
 	}
 	memset(connstr, 0, strlen(connstr));
-
-	/*
-	 * SQLite has no timestamp type: it compares the stored text with the
-	 * parameter's text, and its driver writes a bound timestamp structure
-	 * with milliseconds only.  So timestamps go both ways as text there.
-	 */
-	conn->timestamps_as_text = OdbcDriverIsSqlite(conn);
 
 	s = odbc_get_info_string(conn, SQL_IDENTIFIER_QUOTE_CHAR);
 	if (strcmp(s, " ") == 0)
@@ -913,7 +919,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 
 	for (int i = 0; i < nparams; i++)
 	{
-		if (params[i].kind == ODBC_PARAM_TIMESTAMP && conn->timestamps_as_text)
+		if (params[i].kind == ODBC_PARAM_TIMESTAMP && OdbcTimestampsAsText(conn))
 		{
 			timestamp_to_odbc(params[i].value, &ts[i]);
 			format_timestamp_text(&ts[i], texts[i]);
@@ -1086,7 +1092,7 @@ OdbcEndRemoteCall(void)
 
 /*
  * Whether the driver can hand over a large result a part at a time, with
- * the settings driver_defaults adds.  Two cannot:
+ * the settings known_drivers adds.  Two cannot:
  *	- MariaDB Connector/ODBC before 3.1.17 reads every result whole;
  *	- the SQLite driver steps through a statement only when it has no
  *	  parameters, and every pull has some.
@@ -1096,10 +1102,9 @@ OdbcEndRemoteCall(void)
 bool
 OdbcDriverStreams(OdbcConn *conn)
 {
-	if (OdbcDriverIsSqlite(conn))
+	if (driver_is(conn, DRIVER_SQLITE))
 		return false;
-	if (pg_strncasecmp(conn->driver_name, "libmaodbc", 9) == 0 ||
-		pg_strncasecmp(conn->driver_name, "maodbc", 6) == 0)
+	if (driver_is(conn, DRIVER_MARIADB))
 	{
 		int			major = 0,
 					minor = 0,
@@ -1121,9 +1126,7 @@ OdbcDriverStreams(OdbcConn *conn)
 bool
 OdbcDeclaredSizesHold(OdbcConn *conn)
 {
-	return pg_strncasecmp(conn->driver_name, "libmaodbc", 9) == 0 ||
-		pg_strncasecmp(conn->driver_name, "maodbc", 6) == 0 ||
-		pg_strncasecmp(conn->driver_name, "libmyodbc", 9) == 0;
+	return driver_is(conn, DRIVER_MARIADB) || driver_is(conn, DRIVER_MYSQL);
 }
 
 /* The driver's file name and version, for messages. */
@@ -1133,24 +1136,28 @@ OdbcDriverDescription(OdbcConn *conn)
 	return psprintf("%s %s", conn->driver_name, conn->driver_version);
 }
 
-/* Whether timestamps are read and bound as text on this connection. */
+/*
+ * Whether timestamps are read and bound as text on this connection.
+ * SQLite has no timestamp type: it compares the stored text with the
+ * parameter's text, and its driver writes a bound timestamp structure with
+ * milliseconds only.  So timestamps go both ways as text there.
+ */
 bool
 OdbcTimestampsAsText(OdbcConn *conn)
 {
-	return conn->timestamps_as_text;
+	return driver_is(conn, DRIVER_SQLITE);
 }
 
 /* Whether the warehouse is an SQLite file, through the SQLite ODBC driver. */
 bool
 OdbcDriverIsSqlite(OdbcConn *conn)
 {
-	return pg_strncasecmp(conn->driver_name, "sqlite", 6) == 0 ||
-		pg_strncasecmp(conn->driver_name, "libsqlite", 9) == 0;
+	return driver_is(conn, DRIVER_SQLITE);
 }
 
 /* Whether the warehouse is PostgreSQL reached through psqlODBC. */
 bool
 OdbcDriverIsPostgres(OdbcConn *conn)
 {
-	return pg_strncasecmp(conn->driver_name, "psqlodbc", 8) == 0;
+	return driver_is(conn, DRIVER_PSQLODBC);
 }
