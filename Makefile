@@ -21,7 +21,8 @@ OBJS = \
 	src/load.o \
 	src/worker.o \
 	src/register.o \
-	src/sync.o
+	src/sync.o \
+	src/security.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 
@@ -37,4 +38,4 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # Every object depends on the shared header (PGXS tracks no dependencies).
-$(OBJS): src/treble_sync.h
+$(OBJS): src/treble_sync.h src/security.h

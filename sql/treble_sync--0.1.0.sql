@@ -298,8 +298,10 @@ RETURNS interval LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 
 -- Open or close a table's incident of one kind; NOTIFY treble_sync when
--- that changes anything.  Payloads carry names, ids and times, never an
--- option value or a secret.
+-- that changes anything.  Any role may LISTEN, so payloads carry names,
+-- ids, statuses and times only: never error text (it may quote a warehouse
+-- value), an option value or a secret.  The run row has the error, for
+-- those who may read it.
 CREATE FUNCTION treble_sync.incident(t treble_sync.tables, incident_kind text, open boolean,
                                      run treble_sync.runs)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -329,8 +331,7 @@ BEGIN
         'run_id', run.run_id,
         'status', run.status,
         'at', clock_timestamp(),
-        'freshness_seconds', round(extract(epoch FROM treble_sync.freshness(t))),
-        'error', CASE WHEN event = 'failed' THEN left(split_part(run.error, E'\n', 1), 200) END
+        'freshness_seconds', round(extract(epoch FROM treble_sync.freshness(t)))
     )::text);
 END
 $$;
@@ -683,14 +684,14 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION treble_sync.repair IS 're-pull one event day and make that day of the copy equal to it';
 
 -- ---------------------------------------------------------------------------
--- Who may do what.  treble_sync_admin configures: it may create servers of
--- the wrapper, and register, change, remove, schedule and run tables.  Other
--- roles may read the catalog, the run log and the status, and nothing else
--- until granted: to let a role only run cycles (a scheduler), grant it
--- EXECUTE on sync_table (or sync_all), USAGE on the server, a user mapping,
--- and SELECT, INSERT, UPDATE, DELETE on the copy.  Every function checks the
--- caller's own rights on the server and the copy as well; none is SECURITY
--- DEFINER.  The role is cluster-wide and outlives the extension.
+-- Who may do what (README, Security).  Superusers create servers.  Members
+-- of treble_sync_admin may call the functions that register, change, run
+-- and check tables; each function also requires the privileges of the
+-- registration's owner (the owner of its local table), and a cycle runs as
+-- that owner, inside a security-restricted operation.  Other roles may read
+-- the configuration, and the logs of the tables whose owner's privileges
+-- they have.  None is SECURITY DEFINER.  The role is cluster-wide and
+-- outlives the extension.
 -- ---------------------------------------------------------------------------
 DO $$
 BEGIN
@@ -699,7 +700,9 @@ BEGIN
     END IF;
 END
 $$;
-GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO treble_sync_admin;
+-- No USAGE on the wrapper for anybody: only superusers create servers.
+-- Granting it lets a role point the worker, which runs as the server's OS
+-- user, at what option.c still allows on a server it owns.
 GRANT SELECT ON treble_sync.quarantine TO treble_sync_admin;
 DO $$
 DECLARE
@@ -717,3 +720,80 @@ BEGIN
 END
 $$;
 
+
+-- ---------------------------------------------------------------------------
+-- Logs are as private as the copies they describe.  Each log row names the
+-- owner of its table (set on insert from treble_sync.tables); row-level
+-- security shows it to roles with that owner's privileges (the owner, its
+-- members, superusers), and to the predefined roles that read such things
+-- anyway: pg_read_all_stats for the run log, verifications, incidents and
+-- load chunks (like query texts in pg_stat_activity), pg_read_all_data for
+-- the tables that hold warehouse values (check results, quarantine).  The
+-- extension's own functions write them as the extension owner, which
+-- bypasses row-level security.
+-- ---------------------------------------------------------------------------
+ALTER TABLE treble_sync.runs ADD COLUMN owner regrole;
+ALTER TABLE treble_sync.quarantine ADD COLUMN owner regrole;
+ALTER TABLE treble_sync.check_results ADD COLUMN owner regrole;
+ALTER TABLE treble_sync.verifications ADD COLUMN owner regrole;
+
+-- The owner of a log row: its table's, looked up by name when it is written.
+CREATE FUNCTION treble_sync.set_log_owner()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    NEW.owner := (SELECT t.owner FROM treble_sync.tables t
+                  WHERE t.name OPERATOR(pg_catalog.=) NEW.table_name);
+    RETURN NEW;
+END
+$$;
+REVOKE ALL ON FUNCTION treble_sync.set_log_owner() FROM PUBLIC;
+CREATE TRIGGER set_owner BEFORE INSERT ON treble_sync.runs
+    FOR EACH ROW EXECUTE FUNCTION treble_sync.set_log_owner();
+CREATE TRIGGER set_owner BEFORE INSERT ON treble_sync.quarantine
+    FOR EACH ROW EXECUTE FUNCTION treble_sync.set_log_owner();
+CREATE TRIGGER set_owner BEFORE INSERT ON treble_sync.check_results
+    FOR EACH ROW EXECUTE FUNCTION treble_sync.set_log_owner();
+CREATE TRIGGER set_owner BEFORE INSERT ON treble_sync.verifications
+    FOR EACH ROW EXECUTE FUNCTION treble_sync.set_log_owner();
+
+-- Whether the current role may read the logs of rows owned by owner.
+CREATE FUNCTION treble_sync.may_read_log(owner regrole, values_inside boolean)
+RETURNS boolean LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT (owner IS NOT NULL AND pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'))
+        OR pg_catalog.pg_has_role('pg_read_all_data', 'USAGE')
+        OR (NOT values_inside AND pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE'))
+$$;
+
+ALTER TABLE treble_sync.runs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON treble_sync.runs FOR SELECT
+    USING (treble_sync.may_read_log(owner, false));
+ALTER TABLE treble_sync.verifications ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON treble_sync.verifications FOR SELECT
+    USING (treble_sync.may_read_log(owner, false));
+ALTER TABLE treble_sync.check_results ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON treble_sync.check_results FOR SELECT
+    USING (treble_sync.may_read_log(owner, true));
+ALTER TABLE treble_sync.quarantine ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON treble_sync.quarantine FOR SELECT
+    USING (treble_sync.may_read_log(owner, true));
+ALTER TABLE treble_sync.incidents ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON treble_sync.incidents FOR SELECT
+    USING (treble_sync.may_read_log((SELECT t.owner FROM treble_sync.tables t
+                                     WHERE t.table_id OPERATOR(pg_catalog.=) incidents.table_id), false));
+ALTER TABLE treble_sync.load_chunks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON treble_sync.load_chunks FOR SELECT
+    USING (treble_sync.may_read_log((SELECT t.owner FROM treble_sync.tables t
+                                     WHERE t.table_id OPERATOR(pg_catalog.=) load_chunks.table_id), false));
+
+-- The views read the logs with the reader's privileges, not the view owner's.
+ALTER VIEW treble_sync.status SET (security_invoker = true);
+ALTER VIEW treble_sync.progress SET (security_invoker = true);
+
+-- A salt per owner: masked values of one role's tables cannot be matched
+-- against another role's by registering the same mask (see CatalogMaskSalt).
+-- Made by the first cycle that masks a value of the owner's, as random
+-- bytes; dumped with the configuration, so a restored database keeps its
+-- hashes.
+DELETE FROM treble_sync.mask_salt;
+ALTER TABLE treble_sync.mask_salt ADD COLUMN owner regrole NOT NULL;
+ALTER TABLE treble_sync.mask_salt ADD PRIMARY KEY (owner);

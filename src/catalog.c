@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -24,6 +25,9 @@
 #include "utils/lsyscache.h"
 
 #include "treble_sync.h"
+
+/* Bytes of random salt per owner for masked columns. */
+#define MASK_SALT_BYTES 32
 
 /* Look up who owns the extension: the role that may write its tables. */
 static Oid
@@ -128,7 +132,7 @@ static const char *table_select =
 " schema_drift, all_columns,"
 " ARRAY(SELECT k FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
 " ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
-" on_bad_row, max_bad_row_ratio"
+" on_bad_row, max_bad_row_ratio, owner::oid"
 " FROM treble_sync.tables";
 
 /* Build a TableConfig from a row of table_select, in the caller's context. */
@@ -170,6 +174,7 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->all_columns = DatumGetBool(SPI_getbinval(tup, desc, 26, &isnull));
 	cfg->on_bad_row = CatalogParseBadRow(spi_text_or_null(tup, desc, 29));
 	cfg->max_bad_row_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, 30, &isnull));
+	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 31, &isnull));
 	{
 		List	   *names = list_from_text_array(SPI_getbinval(tup, desc, 27, &isnull));
 		List	   *sigs = list_from_text_array(SPI_getbinval(tup, desc, 28, &isnull));
@@ -233,7 +238,11 @@ CatalogGetTableById(int32 table_id)
 	return cfg;
 }
 
-/* The enabled tables, in name order: what sync_all() runs. */
+/*
+ * The enabled tables whose cycles the current role may start (it has the
+ * privileges of their owner), in name order: what sync_all() runs.  The
+ * others are left alone, without a run row or an event.
+ */
 List *
 CatalogEnabledTableIds(const char *server)
 {
@@ -245,6 +254,7 @@ CatalogEnabledTableIds(const char *server)
 
 	SPI_connect();
 	catalog_exec("SELECT table_id FROM treble_sync.tables WHERE enabled"
+				 " AND pg_catalog.pg_has_role(owner::oid, 'USAGE')"
 				 " AND ($1 IS NULL OR server_name::text OPERATOR(pg_catalog.=) $1)"
 				 " ORDER BY name",
 				 1, types, values, nulls, SPI_OK_SELECT);
@@ -908,33 +918,58 @@ CatalogSetRunDetails(int64 run_id, int attempts, const char *cut, const char *dr
 	CatalogRestoreUser(saved);
 }
 
-/* The salt of masked columns (as the extension's owner: nobody else reads it). */
+/*
+ * The salt of an owner's masked columns, made on first use: a salt per
+ * owner, so that a role cannot recover another role's masked values by
+ * masking candidate values of its own.  Read and written as the
+ * extension's owner: nobody else reads it.
+ */
 bytea *
-CatalogMaskSalt(void)
+CatalogMaskSalt(Oid owner)
 {
 	CatalogUser saved = CatalogBecomeOwner();
 	MemoryContext cxt = CurrentMemoryContext;
-	bytea	   *salt;
-	bool		isnull;
-	Datum		d;
+	bytea	   *salt = NULL;
+	Oid			types[2] = {OIDOID, BYTEAOID};
+	Datum		values[2];
 
+	values[0] = ObjectIdGetDatum(owner);
 	SPI_connect();
-	catalog_exec("SELECT salt FROM treble_sync.mask_salt ORDER BY created_at LIMIT 1",
-				 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("treble_sync has no mask salt"),
-				 errhint("Recreate the extension, or insert a random salt into treble_sync.mask_salt as its owner.")));
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	for (int attempt = 0; salt == NULL && attempt < 2; attempt++)
 	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
+		CHECK_FOR_INTERRUPTS();
+		catalog_exec("SELECT salt FROM treble_sync.mask_salt"
+					 " WHERE owner OPERATOR(pg_catalog.=) $1::pg_catalog.regrole",
+					 1, types, values, NULL, SPI_OK_SELECT);
+		if (SPI_processed == 1)
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+			MemoryContext old = MemoryContextSwitchTo(cxt);
 
-		salt = DatumGetByteaPCopy(d);
-		MemoryContextSwitchTo(old);
+			salt = DatumGetByteaPCopy(d);
+			MemoryContextSwitchTo(old);
+		}
+		else
+		{
+			bytea	   *fresh = palloc(VARHDRSZ + MASK_SALT_BYTES);
+
+			SET_VARSIZE(fresh, VARHDRSZ + MASK_SALT_BYTES);
+			if (!pg_strong_random(VARDATA(fresh), MASK_SALT_BYTES))
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("could not generate a random mask salt")));
+			values[1] = PointerGetDatum(fresh);
+			catalog_exec("INSERT INTO treble_sync.mask_salt (owner, salt)"
+						 " VALUES ($1::pg_catalog.regrole, $2) ON CONFLICT (owner) DO NOTHING",
+						 2, types, values, NULL, SPI_OK_INSERT);
+			CommandCounterIncrement();
+		}
 	}
 	SPI_finish();
 	CatalogRestoreUser(saved);
+	if (salt == NULL)
+		elog(ERROR, "could not read the mask salt of role %u", owner);
 	return salt;
 }
 

@@ -25,6 +25,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "security.h"
 #include "treble_sync.h"
 
 /* The results of a run whose checks failed it, kept across the rollback. */
@@ -169,10 +170,7 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("name and kind are required")));
 	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
-	if (!pg_class_ownercheck(cfg->local_relid, GetUserId()))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of the local table of \"%s\" to change its checks", cfg->name)));
+	SecurityRequireManage(cfg->owner, cfg->name, "change the checks of");
 	kind = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	severity = PG_ARGISNULL(12) ? "error" : text_to_cstring(PG_GETARG_TEXT_PP(12));
 	if (strcmp(severity, "error") != 0 && strcmp(severity, "warn") != 0)
@@ -225,10 +223,13 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 						(errcode(ERRCODE_UNDEFINED_COLUMN),
 						 errmsg("table %s has no column \"%s\"", get_rel_name(ref),
 								text_to_cstring(PG_GETARG_TEXT_PP(9)))));
-			if (pg_class_aclcheck(ref, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			/* the check runs in the cycle, as the table's owner */
+			if (pg_class_aclcheck(ref, cfg->owner, ACL_SELECT) != ACLCHECK_OK)
 				ereport(ERROR,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						 errmsg("permission denied for table %s", get_rel_name(ref))));
+						 errmsg("permission denied for table %s", get_rel_name(ref)),
+						 errdetail("Checks run in the cycle, as the owner of \"%s\", role \"%s\", which needs SELECT on it.",
+								   cfg->name, GetUserNameFromId(cfg->owner, false))));
 		}
 	}
 	else if (strcmp(kind, "unique") == 0 || strcmp(kind, "not_null") == 0)
@@ -304,27 +305,32 @@ treble_sync_drop_check(PG_FUNCTION_ARGS)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {PG_GETARG_DATUM(0)};
-	Oid			relid = InvalidOid;
+	Oid			owner = InvalidOid;
+	char	   *name = NULL;
 	bool		isnull;
 	CatalogUser saved;
 	bool		found;
+	MemoryContext cxt = CurrentMemoryContext;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT t.local_table::pg_catalog.oid FROM treble_sync.checks c"
+	if (SPI_execute_with_args("SELECT t.owner::pg_catalog.oid, t.name FROM treble_sync.checks c"
 							  " JOIN treble_sync.tables t USING (table_id)"
 							  " WHERE c.check_id OPERATOR(pg_catalog.=) $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look the check up");
 	found = SPI_processed == 1;
 	if (found)
-		relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		MemoryContextSwitchTo(old);
+	}
 	SPI_finish();
 	if (!found)
 		PG_RETURN_BOOL(false);
-	if (!pg_class_ownercheck(relid, GetUserId()))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s to change its checks", get_rel_name(relid))));
+	SecurityRequireManage(owner, name, "change the checks of");
 
 	saved = CatalogBecomeOwner();
 	SPI_connect();

@@ -35,6 +35,7 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
+#include "security.h"
 #include "treble_sync.h"
 
 static bool remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
@@ -1090,44 +1091,46 @@ CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *res
 
 /*
  * Everything a cycle needs that the caller can check before starting it:
- * the local table exists and the running role may read and write it, the
- * server exists and may be used, and the role has a user mapping.  Run by
- * sync_table() in the caller, for a clear error, and again by the worker,
- * which connects with the user mapping returned.
+ * the local table exists and is still the registration owner's, the owner
+ * (whom the cycle runs as) may read and write it and use the server, and
+ * has a user mapping (or there is a PUBLIC one).  Run by sync_table() in
+ * the caller, for a clear error, and again by the worker, which connects
+ * with the user mapping returned: the owner's credentials, whoever
+ * started the cycle.
  */
 UserMapping *
 CyclePrecheck(TableConfig *cfg, ForeignServer **server_out)
 {
 	ForeignServer *server;
 	AclResult	aclresult;
-	char	   *relname = get_rel_name(cfg->local_relid);
+	char	   *relname;
+	char	   *owner_name = GetUserNameFromId(cfg->owner, false);
 
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("the local table of \"%s\" no longer exists", cfg->name),
-				 errhint("Register the table again with treble_sync.add_table().")));
+	SecurityCheckCopyOwner(cfg);
+	relname = get_rel_name(cfg->local_relid);
 
-	if (pg_class_aclcheck(cfg->local_relid, GetUserId(),
-						  ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE) != ACLCHECK_OK ||
-		pg_class_aclmask(cfg->local_relid, GetUserId(),
+	if (pg_class_aclmask(cfg->local_relid, cfg->owner,
 						 ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE, ACLMASK_ALL) !=
 		(ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to sync into table %s", relname),
-				 errdetail("Role \"%s\" needs SELECT, INSERT, UPDATE and DELETE on it.",
-						   GetUserNameFromId(GetUserId(), false)),
+				 errdetail("A cycle runs as the table's owner, role \"%s\", which needs SELECT, INSERT, UPDATE and DELETE on it.",
+						   owner_name),
 				 errhint("GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s;",
 						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
 													relname),
-						 quote_identifier(GetUserNameFromId(GetUserId(), false)))));
+						 quote_identifier(owner_name))));
 
 	server = GetForeignServerByName(cfg->server_name, false);
-	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
+	aclresult = pg_foreign_server_aclcheck(server->serverid, cfg->owner, ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for foreign server %s", server->servername),
+				 errdetail("A cycle of \"%s\" runs as its owner, role \"%s\", which needs USAGE on the server.",
+						   cfg->name, owner_name)));
 	if (server_out)
 		*server_out = server;
-	return OdbcLookupUserMapping(GetUserId(), server);
+	return OdbcLookupUserMapping(cfg->owner, server);
 }

@@ -29,6 +29,7 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 
+#include "security.h"
 #include "treble_sync.h"
 
 #include <sqlucode.h>
@@ -384,17 +385,15 @@ describe_remote(TableConfig *cfg, bool default_key)
 	return rt;
 }
 
-/* Error unless the caller owns the registration's local table. */
+/*
+ * Error unless the caller has the privileges of the registration's owner.
+ * The registration remembers its owner, so this holds after the local
+ * table was dropped too.
+ */
 static void
 require_owner(TableConfig *cfg)
 {
-	char	   *relname = get_rel_name(cfg->local_relid);
-
-	if (relname != NULL && !pg_class_ownercheck(cfg->local_relid, GetUserId()))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s to change the registration \"%s\"",
-						relname, cfg->name)));
+	SecurityRequireManage(cfg->owner, cfg->name, "change the registration of");
 }
 
 /*
@@ -481,7 +480,10 @@ parse_column_types(TableConfig *cfg, Datum types)
 		int32		typmod;
 
 		parseTypeString(strVal(def->arg), &typid, &typmod, false);
-		def->arg = (Node *) makeString(format_type_with_typemod(typid, typmod));
+		/* qualified: the table is created with search_path pinned */
+		def->arg = (Node *) makeString(format_type_extended(typid, typmod,
+															FORMAT_TYPE_TYPEMOD_GIVEN |
+															FORMAT_TYPE_FORCE_QUALIFY));
 	}
 	return result;
 }
@@ -542,6 +544,8 @@ PG_FUNCTION_INFO_V1(treble_sync_add_table);
 Datum
 treble_sync_add_table(PG_FUNCTION_ARGS)
 {
+	int			search_path_level;
+	Datum		result;
 	TableConfig cfg;
 	char	   *remote_input;
 	RemoteTable *rt;
@@ -619,10 +623,20 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	}
 	cfg.local_relid = RangeVarGetRelid(makeRangeVar(local_schema, local_name, -1),
 									   NoLock, true);
+	if (!OidIsValid(cfg.local_relid) && local_schema == NULL)
+		local_schema = get_namespace_name(RangeVarGetCreationNamespace(makeRangeVar(NULL, local_name, -1)));
+
+	/*
+	 * Every name the caller gave is resolved: from here on nothing planted
+	 * in a schema of the caller's search_path may be picked up.
+	 */
+	search_path_level = SecurityPinSearchPath();
+
 	if (OidIsValid(cfg.local_relid))
 	{
 		if (!pg_class_ownercheck(cfg.local_relid, GetUserId()))
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, local_name);
+		cfg.owner = SecurityRelationOwner(cfg.local_relid);
 		other = CatalogTableUsingLocal(cfg.local_relid);
 		if (other)
 			ereport(ERROR,
@@ -638,9 +652,12 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 		check_local_table(&cfg);
 	}
 	else
+	{
 		cfg.local_relid = SchemaCreateLocalTable(local_schema, local_name, rt, cfg.columns,
 												 cfg.key_columns, cfg.event_column,
 												 type_overrides);
+		cfg.owner = GetUserId();
+	}
 	check_masked_columns(&cfg);
 
 	if (cfg.event_column == NULL && cfg.mode == SYNC_UPSERT)
@@ -666,9 +683,11 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 		cfg.remote_columns = lappend(cfg.remote_columns,
 									 makeDefElem(col->name, (Node *) makeString(DriftSignature(col)), -1));
 	}
-	(void) CatalogInsertTable(&cfg, GetUserId());
+	(void) CatalogInsertTable(&cfg, cfg.owner);
 	cfg.table_id = CatalogGetTable(cfg.name, false)->table_id;
-	PG_RETURN_DATUM(CatalogSetRemoteColumns(&cfg));
+	result = CatalogSetRemoteColumns(&cfg);
+	SecurityUnpinSearchPath(search_path_level);
+	PG_RETURN_DATUM(result);
 }
 
 /* A text option of alter_table: NULL keeps the value, '' clears it. */

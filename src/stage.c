@@ -613,7 +613,7 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		state.is_key[i] = SchemaListHasName(cfg->key_columns, name);
 		state.is_masked[i] = SchemaListHasName(cfg->masked_columns, name);
 		if (state.is_masked[i] && state.salt == NULL)
-			state.salt = CatalogMaskSalt();
+			state.salt = CatalogMaskSalt(cfg->owner);
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
 		i++;
 	}

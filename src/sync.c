@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
+#include "security.h"
 #include "treble_sync.h"
 
 /*
@@ -51,6 +52,7 @@ treble_sync_sync_table(PG_FUNCTION_ARGS)
 
 	require_read_committed("sync_table()");
 	cfg = CatalogGetTable(name, false);
+	SecurityRequireManage(cfg->owner, cfg->name, "sync");
 	(void) CyclePrecheck(cfg, NULL);
 	run_id = WorkerRunCycle(cfg->table_id, false);
 	PG_RETURN_DATUM(CatalogRunRow(run_id));
@@ -72,15 +74,17 @@ treble_sync_resync(PG_FUNCTION_ARGS)
 
 	require_read_committed("resync()");
 	cfg = CatalogGetTable(name, false);
+	SecurityRequireManage(cfg->owner, cfg->name, "resync");
 	(void) CyclePrecheck(cfg, NULL);
 	run_id = WorkerRunCycle(cfg->table_id, true);
 	PG_RETURN_DATUM(CatalogRunRow(run_id));
 }
 
 /*
- * sync_all(server): one cycle of every enabled table, or of those of one
- * server, treble_sync.max_parallel at a time.  A table whose cycle fails
- * is logged as failed and the others go on.
+ * sync_all(server): one cycle of every enabled table the caller may sync
+ * (it has the privileges of the table's owner), or of those of one server,
+ * treble_sync.max_parallel at a time.  A table whose cycle fails is logged
+ * as failed and the others go on; tables of other owners are left alone.
  */
 PG_FUNCTION_INFO_V1(treble_sync_sync_all);
 

@@ -77,6 +77,7 @@ typedef struct TableConfig
 	char	   *remote_schema;	/* NULL: the driver's default */
 	char	   *remote_table;
 	Oid			local_relid;
+	Oid			owner;			/* who manages it; its cycles run as this role */
 	List	   *key_columns;	/* of char *, in key order */
 	List	   *columns;		/* of char *, every synced column */
 	SyncMode	mode;
@@ -263,7 +264,7 @@ extern CursorKind CatalogParseCursorKind(const char *name);
 extern Datum CatalogUpdateTable(TableConfig *cfg, bool reset);
 extern void CatalogDeleteTable(int32 table_id);
 extern void CatalogAfterRun(int64 run_id);
-extern bytea *CatalogMaskSalt(void);
+extern bytea *CatalogMaskSalt(Oid owner);
 extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut,
 								 const char *drift, const char *warnings);
 extern Datum CatalogSetRemoteColumns(TableConfig *cfg);

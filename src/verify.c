@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "security.h"
 #include "treble_sync.h"
 
 /* One day's aggregates, from one side. */
@@ -448,6 +449,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	int			mismatched = 0;
 	int			nestlevel;
+	SecurityState as_owner;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -469,17 +471,15 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 				 errmsg("repair needs an event column"),
 				 errhint("Use treble_sync.resync('%s') for a table without one.", cfg->name)));
 
-	if (repair)
-		mapping = CyclePrecheck(cfg, &server);
-	else
-	{
-		if (pg_class_aclcheck(cfg->local_relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied for table %s", get_rel_name(cfg->local_relid))));
-		server = GetForeignServerByName(cfg->server_name, false);
-		mapping = OdbcLookupUserMapping(GetUserId(), server);
-	}
+	/*
+	 * verify reads the copy and the warehouse as a cycle does: as the
+	 * table's owner, with the owner's user mapping, inside a
+	 * security-restricted operation, so nothing on the copy runs with the
+	 * caller's privileges.
+	 */
+	SecurityRequireManage(cfg->owner, cfg->name, "verify");
+	mapping = CyclePrecheck(cfg, &server);
+	SecurityBecomeOwner(cfg->owner, &as_owner);
 
 	/* as a cycle reads them: zone-less warehouse times in the warehouse's zone */
 	nestlevel = NewGUCNestLevel();
@@ -514,6 +514,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	OdbcDisconnect(conn);
 	local = local_days(cfg, daycol, cut_text, have_since, since, with_checksum);
 	AtEOXact_GUC(true, nestlevel);
+	SecurityRestore(&as_owner);
 
 	/* every day either side has */
 	all = list_copy(remote);
@@ -577,6 +578,7 @@ treble_sync_repair(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("repair needs an event column"),
 				 errhint("Use treble_sync.resync('%s') for a table without one.", cfg->name)));
+	SecurityRequireManage(cfg->owner, cfg->name, "repair");
 	(void) CyclePrecheck(cfg, NULL);
 	PG_RETURN_DATUM(CatalogRunRow(WorkerRunRepair(cfg->table_id,
 												  DatumGetTimestamp(DirectFunctionCall1(date_timestamp,

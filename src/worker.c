@@ -5,8 +5,9 @@
  *
  * The calling session registers a worker, hands it the database, its
  * roles and the table through a small DSM segment, and waits for it to
- * exit.  The worker connects as the caller's session user, acts as the
- * caller's current role, and runs:
+ * exit.  The worker connects as the caller's session user; the cycle
+ * itself runs as the registration's owner, inside a security-restricted
+ * operation with search_path pinned (security.c), whoever called:
  *
  *	  tx 1: take the table's cycle lock (busy: log 'skipped' and stop);
  *			mark runs left 'running' by a dead worker as failed; log a
@@ -41,6 +42,7 @@
 #include "utils/timestamp.h"
 #include "utils/snapmgr.h"
 
+#include "security.h"
 #include "treble_sync.h"
 
 /* Distinguishes our cycle locks from users' advisory locks in pg_locks. */
@@ -589,6 +591,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		old = MemoryContextSwitchTo(attempt_cxt);
 		cfg = CatalogGetTableById(run_cfg->table_id);
 		MemoryContextSwitchTo(old);
+		SecurityBeginCycle(cfg->owner);
 		ProgressStart(cfg->table_id, slot->run_id, cfg->local_relid, &slot->progress);
 
 		conn = connect_for(cfg, attempt_cxt);
@@ -853,6 +856,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		old = MemoryContextSwitchTo(cxt);
 		cfg = CatalogGetTableById(args.table_id);
 		MemoryContextSwitchTo(old);
+		SecurityBeginCycle(cfg->owner);
 		set_ps_display(cfg->name);
 		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync chunk loader of %s", cfg->name));
 		ProgressStart(cfg->table_id, args.run_id, cfg->local_relid, NULL);
@@ -922,7 +926,10 @@ treble_sync_worker_main(Datum main_arg)
 	slot = dsm_segment_address(seg);
 
 	BackgroundWorkerInitializeConnectionByOid(slot->database_id, slot->session_user_id, 0);
-	/* act as the caller's current role (it may differ after SET ROLE) */
+	/*
+	 * Until the cycle starts, act as the caller's current role (it may
+	 * differ after SET ROLE); the cycle itself runs as the table's owner.
+	 */
 	SetUserIdAndSecContext(slot->user_id, 0);
 
 	/* the caller's settings that matter in the worker */

@@ -1,0 +1,178 @@
+/*-------------------------------------------------------------------------
+ *
+ * security.c
+ *	  Who may start or change the work of a registration, and the identity
+ *	  a cycle runs as.
+ *
+ * Every registration has an owner: the owner of its local table when it
+ * was registered (treble_sync.tables.owner).  Only roles with the
+ * privileges of that owner (the owner, its members, superusers) may
+ * change the registration or start its cycles, and a cycle runs as the
+ * owner whoever starts it, inside a security-restricted operation with
+ * search_path pinned to pg_catalog, pg_temp: the model of REFRESH
+ * MATERIALIZED VIEW, VACUUM and ANALYZE.  Triggers, defaults, constraints,
+ * index expressions and the operators of key types on a copy therefore
+ * never run with the privileges of whoever started the cycle (a
+ * superuser, a pg_cron job), and nothing planted in a schema on the
+ * caller's search_path is ever resolved by the extension's statements.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "security.h"
+#include "treble_sync.h"
+
+/*
+ * Whether the current role has the privileges of a registration's owner:
+ * what changing it or starting its cycles requires.
+ */
+bool
+SecurityMayManage(Oid owner)
+{
+	return OidIsValid(owner) && has_privs_of_role(GetUserId(), owner);
+}
+
+/*
+ * Error unless the current role may act on a registration owned by owner.
+ * "action" completes "permission denied to %s table \"%s\"".
+ */
+void
+SecurityRequireManage(Oid owner, const char *table_name, const char *action)
+{
+	if (SecurityMayManage(owner))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to %s table \"%s\"", action, table_name),
+			 errdetail("Only roles with the privileges of its owner, role \"%s\", may do that.",
+					   OidIsValid(owner) ? GetUserNameFromId(owner, true) : "?"),
+			 errhint("Run it as that role, or GRANT %s TO the role that should.",
+					 OidIsValid(owner) ? quote_identifier(GetUserNameFromId(owner, true)) : "?")));
+}
+
+/* The owner of a relation, or InvalidOid if it no longer exists. */
+Oid
+SecurityRelationOwner(Oid relid)
+{
+	Oid			relowner = InvalidOid;
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+	if (HeapTupleIsValid(tup))
+	{
+		relowner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+		ReleaseSysCache(tup);
+	}
+	return relowner;
+}
+
+/*
+ * A cycle runs as the registration's owner: the local table must still be
+ * owned by that role, or whoever owns it now could plant a trigger that
+ * runs with the privileges of the registration's owner.
+ */
+void
+SecurityCheckCopyOwner(TableConfig *cfg)
+{
+	Oid			relowner = SecurityRelationOwner(cfg->local_relid);
+
+	if (!OidIsValid(relowner))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the local table of \"%s\" no longer exists", cfg->name),
+				 errhint("Register the table again with treble_sync.add_table().")));
+	if (relowner != cfg->owner)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the local table of \"%s\" is owned by role \"%s\", not by the registration's owner \"%s\"",
+						cfg->name, GetUserNameFromId(relowner, true),
+						GetUserNameFromId(cfg->owner, true)),
+				 errdetail("A cycle runs as the registration's owner, so the copy must be that role's."),
+				 errhint("ALTER TABLE %s OWNER TO %s, or register the table again as its new owner.",
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
+													get_rel_name(cfg->local_relid)),
+						 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
+}
+
+/*
+ * Pin search_path to pg_catalog, pg_temp until SecurityUnpinSearchPath (or
+ * the end of the transaction): user-given names are resolved before this.
+ */
+int
+SecurityPinSearchPath(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", SECURITY_SEARCH_PATH, PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+void
+SecurityUnpinSearchPath(int nestlevel)
+{
+	AtEOXact_GUC(true, nestlevel);
+}
+
+/*
+ * Act as owner inside a security-restricted operation, with search_path
+ * pinned, until SecurityRestore.  The backend's temporary namespace is
+ * made first: a restricted operation may not create it, and the staging
+ * table lives there.  An error inside unwinds both at transaction abort.
+ */
+void
+SecurityBecomeOwner(Oid owner, SecurityState *state)
+{
+	Oid			temp_ns;
+	Oid			temp_toast_ns;
+
+	GetTempNamespaceState(&temp_ns, &temp_toast_ns);
+	if (!OidIsValid(temp_ns))
+		(void) LookupCreationNamespace("pg_temp");
+
+	GetUserIdAndSecContext(&state->saved_userid, &state->saved_sec_context);
+	SetUserIdAndSecContext(owner, state->saved_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	state->guc_nestlevel = SecurityPinSearchPath();
+}
+
+void
+SecurityRestore(SecurityState *state)
+{
+	SecurityUnpinSearchPath(state->guc_nestlevel);
+	SetUserIdAndSecContext(state->saved_userid, state->saved_sec_context);
+}
+
+/*
+ * In a worker, at the start of each attempt's transaction: act as the
+ * registration's owner inside a security-restricted operation, with
+ * search_path pinned, for the rest of the process.  The temporary
+ * namespace (where the staging table lives) is made first, as the owner:
+ * a restricted operation may not make it.  A transaction that aborts
+ * returns to the identity it started with, so every attempt calls this.
+ */
+void
+SecurityBeginCycle(Oid owner)
+{
+	Oid			temp_ns;
+	Oid			temp_toast_ns;
+
+	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE);
+	GetTempNamespaceState(&temp_ns, &temp_toast_ns);
+	if (!OidIsValid(temp_ns))
+		(void) LookupCreationNamespace("pg_temp");
+	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	SetConfigOption("search_path", SECURITY_SEARCH_PATH, PGC_USERSET, PGC_S_SESSION);
+}
