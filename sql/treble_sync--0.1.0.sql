@@ -78,6 +78,22 @@ CREATE TABLE treble_sync.runs (
 CREATE INDEX runs_table_name_run_id_idx ON treble_sync.runs (table_name, run_id);
 COMMENT ON TABLE treble_sync.runs IS 'the run log: one row per sync cycle';
 
+-- Whether the current role may read a log row of a table: with the
+-- privileges of its owner, or SELECT on its copy (the log is as private as
+-- the data), or as a member of the predefined role that reads such things
+-- anyway (pg_read_all_data; pg_read_all_stats where no warehouse value is
+-- inside).  The row-level security policies of the logs and the status
+-- view use it.
+CREATE FUNCTION treble_sync.may_read_log(owner regrole, table_name text, values_inside boolean)
+RETURNS boolean LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT (owner IS NOT NULL AND pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'))
+        OR coalesce((SELECT pg_catalog.has_table_privilege(t.local_table::pg_catalog.oid, 'SELECT')
+                     FROM treble_sync.tables t
+                     WHERE t.name OPERATOR(pg_catalog.=) may_read_log.table_name), false)
+        OR pg_catalog.pg_has_role('pg_read_all_data', 'USAGE')
+        OR (NOT values_inside AND pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE'))
+$$;
+
 -- The chunks of a chunked first load, while it is in progress: each one
 -- commits on its own, so a load that stops resumes after the last finished
 -- chunk.  All chunks are cut at the same T (treble_sync.tables.load_cut).
@@ -461,7 +477,8 @@ LEFT JOIN LATERAL (SELECT * FROM treble_sync.runs r
                    ORDER BY r.run_id DESC LIMIT 1) last ON true
 LEFT JOIN LATERAL (SELECT string_agg(x.schedule, ', ') AS schedule
                    FROM treble_sync.schedules() x
-                   WHERE x.job_name = 'treble_sync: ' || t.name) s ON true;
+                   WHERE x.job_name = 'treble_sync: ' || t.name) s ON true
+WHERE treble_sync.may_read_log(t.owner, t.name, false);
 COMMENT ON VIEW treble_sync.status IS 'one row per registered table: schedule, last run, freshness, failures';
 GRANT SELECT ON treble_sync.status TO PUBLIC;
 
@@ -756,34 +773,31 @@ CREATE TRIGGER set_owner BEFORE INSERT ON treble_sync.check_results
 CREATE TRIGGER set_owner BEFORE INSERT ON treble_sync.verifications
     FOR EACH ROW EXECUTE FUNCTION treble_sync.set_log_owner();
 
--- Whether the current role may read the logs of rows owned by owner.
-CREATE FUNCTION treble_sync.may_read_log(owner regrole, values_inside boolean)
-RETURNS boolean LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT (owner IS NOT NULL AND pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'))
-        OR pg_catalog.pg_has_role('pg_read_all_data', 'USAGE')
-        OR (NOT values_inside AND pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE'))
-$$;
 
 ALTER TABLE treble_sync.runs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY owner_reads ON treble_sync.runs FOR SELECT
-    USING (treble_sync.may_read_log(owner, false));
+    USING (treble_sync.may_read_log(owner, table_name, false));
 ALTER TABLE treble_sync.verifications ENABLE ROW LEVEL SECURITY;
 CREATE POLICY owner_reads ON treble_sync.verifications FOR SELECT
-    USING (treble_sync.may_read_log(owner, false));
+    USING (treble_sync.may_read_log(owner, table_name, false));
 ALTER TABLE treble_sync.check_results ENABLE ROW LEVEL SECURITY;
 CREATE POLICY owner_reads ON treble_sync.check_results FOR SELECT
-    USING (treble_sync.may_read_log(owner, true));
+    USING (treble_sync.may_read_log(owner, table_name, true));
 ALTER TABLE treble_sync.quarantine ENABLE ROW LEVEL SECURITY;
 CREATE POLICY owner_reads ON treble_sync.quarantine FOR SELECT
-    USING (treble_sync.may_read_log(owner, true));
+    USING (treble_sync.may_read_log(owner, table_name, true));
 ALTER TABLE treble_sync.incidents ENABLE ROW LEVEL SECURITY;
 CREATE POLICY owner_reads ON treble_sync.incidents FOR SELECT
-    USING (treble_sync.may_read_log((SELECT t.owner FROM treble_sync.tables t
-                                     WHERE t.table_id OPERATOR(pg_catalog.=) incidents.table_id), false));
+    USING (treble_sync.may_read_log(
+               (SELECT t.owner FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) incidents.table_id),
+               (SELECT t.name FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) incidents.table_id),
+               false));
 ALTER TABLE treble_sync.load_chunks ENABLE ROW LEVEL SECURITY;
 CREATE POLICY owner_reads ON treble_sync.load_chunks FOR SELECT
-    USING (treble_sync.may_read_log((SELECT t.owner FROM treble_sync.tables t
-                                     WHERE t.table_id OPERATOR(pg_catalog.=) load_chunks.table_id), false));
+    USING (treble_sync.may_read_log(
+               (SELECT t.owner FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) load_chunks.table_id),
+               (SELECT t.name FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) load_chunks.table_id),
+               false));
 
 -- The views read the logs with the reader's privileges, not the view owner's.
 ALTER VIEW treble_sync.status SET (security_invoker = true);

@@ -239,8 +239,8 @@ CatalogGetTableById(int32 table_id)
 }
 
 /*
- * The enabled tables whose cycles the current role may start (it has the
- * privileges of their owner), in name order: what sync_all() runs.  The
+ * The enabled tables whose cycles the current role may start (as
+ * SecurityMayRun decides), in name order: what sync_all() runs.  The
  * others are left alone, without a run row or an event.
  */
 List *
@@ -254,7 +254,11 @@ CatalogEnabledTableIds(const char *server)
 
 	SPI_connect();
 	catalog_exec("SELECT table_id FROM treble_sync.tables WHERE enabled"
-				 " AND pg_catalog.pg_has_role(owner::oid, 'USAGE')"
+				 " AND (pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE')"
+				 "      OR (pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'SELECT')"
+				 "          AND pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'INSERT')"
+				 "          AND pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'UPDATE')"
+				 "          AND pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'DELETE')))"
 				 " AND ($1 IS NULL OR server_name::text OPERATOR(pg_catalog.=) $1)"
 				 " ORDER BY name",
 				 1, types, values, nulls, SPI_OK_SELECT);
@@ -437,7 +441,11 @@ CatalogRunIsRunning(int64 run_id)
 	return running;
 }
 
-/* The whole run-log row, as a composite datum in the caller's context. */
+/*
+ * The whole run-log row, as a composite datum in the caller's context.
+ * Read as the extension owner (past row-level security): the caller
+ * started the run, so it may see how it ended.
+ */
 Datum
 CatalogRunRow(int64 run_id)
 {
@@ -445,6 +453,7 @@ CatalogRunRow(int64 run_id)
 	Datum		values[1] = {Int64GetDatum(run_id)};
 	Datum		row;
 	bool		isnull;
+	CatalogUser saved = CatalogBecomeOwner();
 
 	SPI_connect();
 	catalog_exec("SELECT r FROM treble_sync.runs r WHERE run_id OPERATOR(pg_catalog.=) $1",
@@ -454,6 +463,7 @@ CatalogRunRow(int64 run_id)
 	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	row = SPI_datumTransfer(row, false, -1);
 	SPI_finish();
+	CatalogRestoreUser(saved);
 	return row;
 }
 

@@ -23,6 +23,7 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
@@ -44,6 +45,37 @@ SecurityMayManage(Oid owner)
 }
 
 /*
+ * Whether the current role may start the cycles of a registration (and
+ * verify or repair it): with the privileges of its owner, or with SELECT,
+ * INSERT, UPDATE and DELETE on its copy, which the owner grants to a
+ * scheduler role.  The cycle runs as the owner either way.
+ */
+bool
+SecurityMayRun(TableConfig *cfg)
+{
+	const AclMode all = ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE;
+
+	if (SecurityMayManage(cfg->owner))
+		return true;
+	return SearchSysCacheExists1(RELOID, ObjectIdGetDatum(cfg->local_relid)) &&
+		pg_class_aclmask(cfg->local_relid, GetUserId(), all, ACLMASK_ALL) == all;
+}
+
+/* Error unless the current role may start the cycles of a registration. */
+void
+SecurityRequireRun(TableConfig *cfg, const char *action)
+{
+	if (SecurityMayRun(cfg))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to %s table \"%s\"", action, cfg->name),
+			 errdetail("Cycles of a table may be started by roles with the privileges of its owner, role \"%s\", or with SELECT, INSERT, UPDATE and DELETE on its local table.",
+					   GetUserNameFromId(cfg->owner, true)),
+			 errhint("The cycle runs as the owner whoever starts it.")));
+}
+
+/*
  * Error unless the current role may act on a registration owned by owner.
  * "action" completes "permission denied to %s table \"%s\"".
  */
@@ -57,8 +89,7 @@ SecurityRequireManage(Oid owner, const char *table_name, const char *action)
 			 errmsg("permission denied to %s table \"%s\"", action, table_name),
 			 errdetail("Only roles with the privileges of its owner, role \"%s\", may do that.",
 					   OidIsValid(owner) ? GetUserNameFromId(owner, true) : "?"),
-			 errhint("Run it as that role, or GRANT %s TO the role that should.",
-					 OidIsValid(owner) ? quote_identifier(GetUserNameFromId(owner, true)) : "?")));
+			 errhint("Run it as that role or as a member of it.")));
 }
 
 /* The owner of a relation, or InvalidOid if it no longer exists. */
@@ -175,4 +206,31 @@ SecurityBeginCycle(Oid owner)
 	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	SetConfigOption("search_path", SECURITY_SEARCH_PATH, PGC_USERSET, PGC_S_SESSION);
+}
+
+/*
+ * Run a CREATE TEMPORARY TABLE statement (through SPI, already connected)
+ * as the current role but outside the security-restricted operation, which
+ * forbids making temporary tables: as REFRESH MATERIALIZED VIEW
+ * CONCURRENTLY makes its diff table.  The statement must run no user code
+ * (a CREATE TABLE AS ... WITH NO DATA of plain columns does not).
+ */
+void
+SecurityCreateTempTable(const char *sql)
+{
+	Oid			userid;
+	int			sec_context;
+
+	GetUserIdAndSecContext(&userid, &sec_context);
+	SetUserIdAndSecContext(userid, sec_context & ~SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not run: %s", sql);
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(userid, sec_context);
+	}
+	PG_END_TRY();
 }

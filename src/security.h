@@ -25,11 +25,14 @@ struct TableConfig;
 
 extern bool SecurityMayManage(Oid owner);
 extern void SecurityRequireManage(Oid owner, const char *table_name, const char *action);
+extern bool SecurityMayRun(struct TableConfig *cfg);
+extern void SecurityRequireRun(struct TableConfig *cfg, const char *action);
 extern void SecurityCheckCopyOwner(struct TableConfig *cfg);
 extern Oid	SecurityRelationOwner(Oid relid);
 extern void SecurityBecomeOwner(Oid owner, SecurityState *state);
 extern void SecurityRestore(SecurityState *state);
 extern void SecurityBeginCycle(Oid owner);
+extern void SecurityCreateTempTable(const char *sql);
 extern int	SecurityPinSearchPath(void);
 extern void SecurityUnpinSearchPath(int nestlevel);
 

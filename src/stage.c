@@ -33,6 +33,7 @@
 #include "utils/rel.h"
 #include "utils/resowner.h"
 
+#include "security.h"
 #include "treble_sync.h"
 
 #define STAGE_TABLE_NAME "treble_sync_stage"
@@ -112,8 +113,7 @@ StageCreate(TableConfig *cfg)
 					 quote_qualified_identifier(local_schema, local_name));
 
 	SPI_connect();
-	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not create the staging table: %s", sql.data);
+	SecurityCreateTempTable(sql.data);
 	SPI_finish();
 	CommandCounterIncrement();
 

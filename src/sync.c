@@ -52,7 +52,7 @@ treble_sync_sync_table(PG_FUNCTION_ARGS)
 
 	require_read_committed("sync_table()");
 	cfg = CatalogGetTable(name, false);
-	SecurityRequireManage(cfg->owner, cfg->name, "sync");
+	SecurityRequireRun(cfg, "sync");
 	(void) CyclePrecheck(cfg, NULL);
 	run_id = WorkerRunCycle(cfg->table_id, false);
 	PG_RETURN_DATUM(CatalogRunRow(run_id));
@@ -74,7 +74,7 @@ treble_sync_resync(PG_FUNCTION_ARGS)
 
 	require_read_committed("resync()");
 	cfg = CatalogGetTable(name, false);
-	SecurityRequireManage(cfg->owner, cfg->name, "resync");
+	SecurityRequireRun(cfg, "resync");
 	(void) CyclePrecheck(cfg, NULL);
 	run_id = WorkerRunCycle(cfg->table_id, true);
 	PG_RETURN_DATUM(CatalogRunRow(run_id));

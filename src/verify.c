@@ -477,7 +477,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	 * security-restricted operation, so nothing on the copy runs with the
 	 * caller's privileges.
 	 */
-	SecurityRequireManage(cfg->owner, cfg->name, "verify");
+	SecurityRequireRun(cfg, "verify");
 	mapping = CyclePrecheck(cfg, &server);
 	SecurityBecomeOwner(cfg->owner, &as_owner);
 
@@ -578,7 +578,7 @@ treble_sync_repair(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("repair needs an event column"),
 				 errhint("Use treble_sync.resync('%s') for a table without one.", cfg->name)));
-	SecurityRequireManage(cfg->owner, cfg->name, "repair");
+	SecurityRequireRun(cfg, "repair");
 	(void) CyclePrecheck(cfg, NULL);
 	PG_RETURN_DATUM(CatalogRunRow(WorkerRunRepair(cfg->table_id,
 												  DatumGetTimestamp(DirectFunctionCall1(date_timestamp,
