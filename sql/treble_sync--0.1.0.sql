@@ -683,8 +683,9 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION treble_sync.repair IS 're-pull one event day and make that day of the copy equal to it';
 
 -- ---------------------------------------------------------------------------
--- Who may do what.  treble_sync_admin configures: it may create servers of
--- the wrapper, and register, change, remove, schedule and run tables.  Other
+-- Who may do what.  treble_sync_admin configures: it may register, change,
+-- remove, schedule and run tables.  Nobody gets USAGE on the wrapper: only
+-- superusers create servers unless one grants it (see option.c).  Other
 -- roles may read the catalog, the run log and the status, and nothing else
 -- until granted: to let a role only run cycles (a scheduler), grant it
 -- EXECUTE on sync_table (or sync_all), USAGE on the server, a user mapping,
@@ -699,7 +700,6 @@ BEGIN
     END IF;
 END
 $$;
-GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO treble_sync_admin;
 GRANT SELECT ON treble_sync.quarantine TO treble_sync_admin;
 DO $$
 DECLARE
