@@ -7,7 +7,7 @@ EXTVERSION = 0.1.0
 
 OBJS = \
 	src/treble_sync.o \
-	src/fdw.o \
+	src/option.o \
 	src/odbc.o \
 	src/fetch.o \
 	src/progress.o \
@@ -30,7 +30,7 @@ TESTS        = $(wildcard sql/[0-9]*.sql)
 REGRESS      = $(patsubst sql/%.sql,%,$(TESTS))
 REGRESS_OPTS = --inputdir=. --load-extension=dblink
 
-SHLIB_LINK += -lodbc -lpthread
+SHLIB_LINK += -lodbc -lodbcinst -lpthread
 PG_CPPFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 
 PG_CONFIG ?= pg_config
@@ -38,4 +38,4 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # Every object depends on the shared header (PGXS tracks no dependencies).
-$(OBJS): src/treble_sync.h src/security.h
+$(OBJS): src/treble_sync.h src/security.h src/option.h

@@ -53,7 +53,7 @@ struct OdbcConn
 	char		escape[8];		/* SQL_SEARCH_PATTERN_ESCAPE; "" if none */
 	char		driver_name[128];
 	char		driver_version[32];	/* SQL_DRIVER_VER, "03.01.0015" */
-	const struct KnownDriver *driver;	/* NULL: a driver not known here */
+	DriverFamily family;		/* DRIVER_UNKNOWN: a driver not known here */
 	SQLUINTEGER getdata_ext;	/* SQL_GETDATA_EXTENSIONS */
 	int			login_timeout;	/* seconds; 0: the driver's default */
 	int			query_timeout;	/* seconds; 0: none */
@@ -68,14 +68,7 @@ struct OdbcConn
 
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
-typedef struct KnownDriver KnownDriver;
-static const KnownDriver *known_driver(const char *connstr, const char *driver_name);
-static char *build_connection_string(ForeignServer *server, UserMapping *mapping,
-									 const KnownDriver *driver, bool streaming);
-static void append_braced(StringInfo buf, const char *key, const char *value);
-static bool connection_string_has_key(const char *connstr, const char *key);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
-static char *scrub_secret(const char *message, const char *secret);
 
 /*
  * Append UTF-16 text to a UTF-8 StringInfo.  With copy_escape, the
@@ -284,7 +277,10 @@ OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
 				strlcpy(first_state, state8, sizeof(first_state));
 			if (detail.len > 0)
 				appendStringInfoChar(&detail, '\n');
-			appendStringInfo(&detail, "%s (SQLSTATE %s)", msg8, state8);
+			/* scrubbed one by one: a cut password ends its own message */
+			appendStringInfo(&detail, "%s (SQLSTATE %s)",
+							 OptionScrubSecret(msg8, conn ? conn->password : NULL),
+							 state8);
 		}
 		if (detail.len == 0)
 			appendStringInfoString(&detail, "the ODBC driver returned no diagnostics");
@@ -294,36 +290,7 @@ OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
 	ereport(ERROR,
 			(errcode(odbc_sqlstate_to_errcode(first_state)),
 			 errmsg("could not %s", what),
-			 errdetail("%s", scrub_secret(detail.data, conn ? conn->password : NULL))));
-}
-
-/*
- * Replace every occurrence of the password in a driver message: some
- * drivers echo parts of the connection string back.
- */
-static char *
-scrub_secret(const char *message, const char *secret)
-{
-	StringInfoData buf;
-	size_t		slen;
-	const char *p;
-
-	if (secret == NULL || secret[0] == '\0')
-		return pstrdup(message);
-
-	slen = strlen(secret);
-	initStringInfo(&buf);
-	for (p = message; *p;)
-	{
-		if (strncmp(p, secret, slen) == 0)
-		{
-			appendStringInfoString(&buf, "********");
-			p += slen;
-		}
-		else
-			appendStringInfoChar(&buf, *p++);
-	}
-	return buf.data;
+			 errdetail("%s", OptionScrubSecret(detail.data, conn ? conn->password : NULL))));
 }
 
 /*
@@ -359,276 +326,6 @@ OdbcLookupUserMapping(Oid userid, ForeignServer *server)
 						 quote_identifier(GetUserNameFromId(userid, false)),
 						 quote_identifier(server->servername))));
 	return GetUserMapping(userid, server->serverid);
-}
-
-/*
- * Append KEY=value to a connection string.  A value holding ; { } = or
- * surrounding spaces is braced with ODBC's escaping: inside braces a
- * closing brace is doubled and nothing else is special.  Plain values stay
- * unbraced, since some drivers keep braces of some keys literally.
- */
-static void
-append_braced(StringInfo buf, const char *key, const char *value)
-{
-	size_t		len = strlen(value);
-	bool		needs_braces = strpbrk(value, ";{}=") != NULL ||
-		(len > 0 && (value[0] == ' ' || value[len - 1] == ' '));
-
-	if (buf->len > 0 && buf->data[buf->len - 1] != ';')
-		appendStringInfoChar(buf, ';');
-	appendStringInfo(buf, "%s=", key);
-	if (!needs_braces)
-	{
-		appendStringInfoString(buf, value);
-		return;
-	}
-	appendStringInfoChar(buf, '{');
-	for (const char *p = value; *p; p++)
-	{
-		if (*p == '}')
-			appendStringInfoChar(buf, '}');
-		appendStringInfoChar(buf, *p);
-	}
-	appendStringInfoChar(buf, '}');
-}
-
-/*
- * Does a connection string set this keyword?  Keys are case-insensitive;
- * values in braces are skipped so that a password cannot fake a key.
- */
-static bool
-connection_string_has_key(const char *connstr, const char *key)
-{
-	const char *p = connstr;
-	size_t		klen = strlen(key);
-
-	while (*p)
-	{
-		const char *start;
-
-		while (*p == ';' || *p == ' ')
-			p++;
-		start = p;
-		while (*p && *p != '=' && *p != ';')
-			p++;
-		if (*p == '=')
-		{
-			const char *kend = p;
-
-			while (kend > start && kend[-1] == ' ')
-				kend--;
-			if ((size_t) (kend - start) == klen && pg_strncasecmp(start, key, klen) == 0)
-				return true;
-			p++;
-			if (*p == '{')
-			{
-				/* skip a braced value, where "}}" is an escaped brace */
-				p++;
-				while (*p)
-				{
-					if (*p == '}' && p[1] == '}')
-						p += 2;
-					else if (*p == '}')
-					{
-						p++;
-						break;
-					}
-					else
-						p++;
-				}
-			}
-			while (*p && *p != ';')
-				p++;
-		}
-	}
-	return false;
-}
-
-/*
- * Exported for the option validator: reject credentials in the server's
- * connection string, they belong in the user mapping.
- */
-bool
-OdbcConnectionStringHasKey(const char *connstr, const char *key)
-{
-	return connection_string_has_key(connstr, key);
-}
-
-/*
- * The drivers treble_sync knows, and the settings each needs that it does
- * not default to, added to the connection string unless the user set them:
- * above all what makes it stream a large result instead of reading all of
- * it into the worker's memory first.  A driver is recognised by its
- * library name once connected, or earlier by a word in the connection
- * string.
- */
-typedef enum DriverFamily
-{
-	DRIVER_PSQLODBC,
-	DRIVER_MARIADB,
-	DRIVER_MYSQL,
-	DRIVER_SQLITE
-} DriverFamily;
-
-typedef struct DriverSetting
-{
-	const char *keys;			/* "A|B": the user decided if the string has A or B */
-	const char *value;			/* %d is the fetch size */
-	bool		streaming;		/* only for connections that pull rows */
-} DriverSetting;
-
-struct KnownDriver
-{
-	DriverFamily family;
-	const char *name_prefixes[2];	/* SQL_DRIVER_NAME starts with one */
-	const char *connstr_words[2];	/* ...or the connection string has one */
-	DriverSetting settings[2];
-};
-
-static const KnownDriver known_drivers[] = {
-	/* a server-side cursor, fetch_size rows at a time */
-	{DRIVER_PSQLODBC, {"psqlodbc", NULL}, {"postgres", "psqlodbc"},
-	{{"UseDeclareFetch", "1", true}, {"Fetch", "%d", true}}},
-	/* row by row (MariaDB Connector/ODBC 3.1.17 and later) */
-	{DRIVER_MARIADB, {"libmaodbc", "maodbc"}, {"mariadb", "maodbc"},
-	{{"NO_CACHE|STREAMRS", "1", true}, {"FORWARDONLY", "1", true}}},
-	{DRIVER_MYSQL, {"libmyodbc", NULL}, {"mysql", "myodbc"},
-	{{"NO_CACHE", "1", true}, {"FORWARD_CURSOR", "1", true}}},
-	/*
-	 * Step through the statement instead of reading it whole, and never
-	 * create the warehouse file: a mistyped path is an error.
-	 */
-	{DRIVER_SQLITE, {"sqlite", "libsqlite"}, {"sqlite", NULL},
-	{{"StepAPI", "1", true}, {"NoCreat", "1", false}}},
-};
-
-/*
- * The known driver with this name (driver_name, after connecting), or
- * guessed from the connection string (driver_name NULL); NULL if none.
- */
-static const KnownDriver *
-known_driver(const char *connstr, const char *driver_name)
-{
-	char	   *lower = connstr ? asc_tolower(connstr, strlen(connstr)) : NULL;
-
-	for (size_t i = 0; i < lengthof(known_drivers); i++)
-	{
-		const KnownDriver *d = &known_drivers[i];
-
-		for (size_t w = 0; w < 2; w++)
-		{
-			if (driver_name && d->name_prefixes[w] &&
-				pg_strncasecmp(driver_name, d->name_prefixes[w], strlen(d->name_prefixes[w])) == 0)
-				return d;
-			if (!driver_name && lower && d->connstr_words[w] &&
-				strstr(lower, d->connstr_words[w]) != NULL)
-				return d;
-		}
-	}
-	return NULL;
-}
-
-/* Whether the connection's driver is one of a family. */
-static bool
-driver_is(OdbcConn *conn, DriverFamily family)
-{
-	return conn->driver != NULL && conn->driver->family == family;
-}
-
-/* Whether the user set a setting under any of its names. */
-static bool
-setting_chosen(const DriverSetting *setting, const char *connstr)
-{
-	char	   *names = pstrdup(setting->keys);
-	char	   *save = NULL;
-
-	for (char *key = strtok_r(names, "|", &save); key; key = strtok_r(NULL, "|", &save))
-		if (connection_string_has_key(connstr, key))
-			return true;
-	return false;
-}
-
-/* Whether a connection string lacks any of a driver's settings it needs. */
-static bool
-settings_missing(const KnownDriver *d, const char *connstr, bool streaming)
-{
-	for (size_t i = 0; i < lengthof(d->settings) && d->settings[i].keys; i++)
-		if ((streaming || !d->settings[i].streaming) &&
-			!setting_chosen(&d->settings[i], connstr))
-			return true;
-	return false;
-}
-
-/*
- * Build the ODBC connection string: the server's connection_string (or
- * DSN), the user mapping's credentials, and the driver's settings (unless
- * NULL; the streaming ones only for a connection that pulls rows), each
- * unless the user set it.
- */
-static char *
-build_connection_string(ForeignServer *server, UserMapping *mapping,
-						const KnownDriver *driver, bool streaming)
-{
-	StringInfoData buf;
-	const char *connstr = NULL;
-	const char *dsn = NULL;
-	const char *user = NULL;
-	const char *password = NULL;
-	int			fetch_size = TREBLE_SYNC_DEFAULT_FETCH_SIZE;
-	ListCell   *lc;
-
-	foreach(lc, server->options)
-	{
-		DefElem    *def = lfirst(lc);
-
-		if (strcmp(def->defname, "connection_string") == 0)
-			connstr = defGetString(def);
-		else if (strcmp(def->defname, "dsn") == 0)
-			dsn = defGetString(def);
-		else if (strcmp(def->defname, "fetch_size") == 0)
-			fetch_size = atoi(defGetString(def));
-	}
-	foreach(lc, mapping->options)
-	{
-		DefElem    *def = lfirst(lc);
-
-		if (strcmp(def->defname, "user") == 0)
-			user = defGetString(def);
-		else if (strcmp(def->defname, "password") == 0)
-			password = defGetString(def);
-	}
-
-	if (connstr == NULL && dsn == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
-				 errmsg("server \"%s\" has neither a connection_string nor a dsn option",
-						server->servername),
-				 errhint("ALTER SERVER %s OPTIONS (ADD connection_string 'Driver={...};Server=...').",
-						 quote_identifier(server->servername))));
-
-	initStringInfo(&buf);
-	if (connstr)
-		appendStringInfoString(&buf, connstr);
-	else
-		append_braced(&buf, "DSN", dsn);
-	if (user)
-		append_braced(&buf, "UID", user);
-	if (password)
-		append_braced(&buf, "PWD", password);
-
-	for (size_t i = 0; driver && i < lengthof(driver->settings); i++)
-	{
-		const DriverSetting *setting = &driver->settings[i];
-
-		if (setting->keys == NULL || (setting->streaming && !streaming) ||
-			setting_chosen(setting, buf.data))
-			continue;
-		if (buf.data[buf.len - 1] != ';')
-			appendStringInfoChar(&buf, ';');
-		appendStringInfo(&buf, "%.*s=", (int) strcspn(setting->keys, "|"), setting->keys);
-		appendStringInfo(&buf, setting->value, fetch_size);
-	}
-	return buf.data;
 }
 
 /* Allocate the connection handle and connect with a full connection string. */
@@ -670,21 +367,23 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	SQLRETURN	rc;
 	char	   *connstr;
 	char	   *s;
-	const KnownDriver *guess;
-	ListCell   *lc;
+	const char *password = OptionMappingPassword(mapping);
+	DriverFamily guess;
 
 	conn->server_name = pstrdup(server->servername);
 	conn->login_timeout = login_timeout >= 0 ? login_timeout :
 		FdwServerIntOption(server, "login_timeout", ODBC_DEFAULT_LOGIN_TIMEOUT);
 	conn->query_timeout = query_timeout >= 0 ? query_timeout :
 		FdwServerIntOption(server, "query_timeout", 0);
-	foreach(lc, mapping->options)
-	{
-		DefElem    *def = lfirst(lc);
+	if (password)
+		conn->password = pstrdup(password);
 
-		if (strcmp(def->defname, "password") == 0)
-			conn->password = pstrdup(defGetString(def));
-	}
+	/*
+	 * Every check of who may use what happens here, before the driver is
+	 * loaded: option.c vets the server and the mapping and quotes the
+	 * credentials for the driver.
+	 */
+	connstr = OptionConnectionString(server, mapping, DRIVER_UNKNOWN, streaming, &guess);
 
 	conn->on_reset.func = odbc_release;
 	conn->on_reset.arg = conn;
@@ -698,8 +397,6 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	rc = SQLSetEnvAttr(conn->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER) SQL_OV_ODBC3, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "request ODBC 3 behaviour");
 
-	guess = known_driver(FdwServerStringOption(server, "connection_string"), NULL);
-	connstr = build_connection_string(server, mapping, guess, streaming);
 	odbc_driver_connect(conn, connstr);
 
 	s = odbc_get_info_string(conn, SQL_DRIVER_NAME);
@@ -711,16 +408,16 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	 * A DSN hides the driver behind a name, and a guess can be wrong: once
 	 * the driver is known, make sure it has its settings.
 	 */
-	conn->driver = known_driver(NULL, conn->driver_name);
-	if (conn->driver && conn->driver != guess &&
-		settings_missing(conn->driver, connstr, streaming))
+	conn->family = OptionDriverFamilyOfLibrary(conn->driver_name);
+	if (conn->family != DRIVER_UNKNOWN && conn->family != guess &&
+		OptionSettingsMissing(server, conn->family, streaming))
 	{
 		memset(connstr, 0, strlen(connstr));
 		SQLDisconnect(conn->dbc);
 		SQLFreeHandle(SQL_HANDLE_DBC, conn->dbc);
 		conn->connected = false;
 		conn->dbc = SQL_NULL_HDBC;
-		connstr = build_connection_string(server, mapping, conn->driver, streaming);
+		connstr = OptionConnectionString(server, mapping, conn->family, streaming, NULL);
 		odbc_driver_connect(conn, connstr);
 	}
 	memset(connstr, 0, strlen(connstr));
@@ -1090,9 +787,16 @@ OdbcEndRemoteCall(void)
 	pthread_mutex_unlock(&cancel_lock);
 }
 
+/* Whether the connection's driver is one of a family. */
+static bool
+driver_is(OdbcConn *conn, DriverFamily family)
+{
+	return conn->family == family;
+}
+
 /*
  * Whether the driver can hand over a large result a part at a time, with
- * the settings known_drivers adds.  Two cannot:
+ * the settings option.c adds.  Two cannot:
  *	- MariaDB Connector/ODBC before 3.1.17 reads every result whole;
  *	- the SQLite driver steps through a statement only when it has no
  *	  parameters, and every pull has some.

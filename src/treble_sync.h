@@ -3,7 +3,8 @@
  * treble_sync.h
  *	  Declarations shared by the files of treble_sync.
  *
- * One file owns one responsibility: odbc.c talks to the warehouse,
+ * One file owns one responsibility: option.c the wrapper's options and
+ * who may set what (see option.h), odbc.c talks to the warehouse,
  * catalog.c reads and writes the extension's tables, schema.c maps remote
  * metadata to local tables, stage.c streams rows into a staging table,
  * cycle.c runs the five steps, worker.c runs a cycle in a background worker,
@@ -28,8 +29,8 @@
 #define TREBLE_SYNC_EXTENSION "treble_sync"
 #define TREBLE_SYNC_SCHEMA "treble_sync"
 
-/* Default rows per round trip asked of drivers that would otherwise buffer all */
-#define TREBLE_SYNC_DEFAULT_FETCH_SIZE 10000
+/* option.c: server and user-mapping options, the connection string */
+#include "option.h"
 
 /* ------------------------------------------------------------------------
  * A registered table, as read from treble_sync.tables.
@@ -175,7 +176,6 @@ extern void OdbcAppendUtf16(StringInfo buf, const SQLWCHAR *w, size_t n,
 							bool copy_escape);
 extern char *OdbcWideToUtf8(const SQLWCHAR *w, ssize_t nchars);
 extern SQLWCHAR *OdbcUtf8ToWide(const char *s, SQLINTEGER *nchars);
-extern bool OdbcConnectionStringHasKey(const char *connstr, const char *key);
 extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
@@ -218,13 +218,6 @@ extern bool FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
 extern bool FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result);
 extern bool FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
 
-/* ------------------------------------------------------------------------
- * fdw.c
- * ------------------------------------------------------------------------
- */
-extern Datum treble_sync_fdw_validator(PG_FUNCTION_ARGS);
-extern int	FdwServerIntOption(ForeignServer *server, const char *name, int def);
-extern const char *FdwServerStringOption(ForeignServer *server, const char *name);
 extern bool OdbcTimestampsAsText(OdbcConn *conn);
 
 /* ------------------------------------------------------------------------

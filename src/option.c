@@ -1,0 +1,1146 @@
+/*-------------------------------------------------------------------------
+ *
+ * option.c
+ *	  The options of the treble_sync wrapper's servers and user mappings,
+ *	  and who may set what.
+ *
+ * This file owns:
+ *	- the option validator of the wrapper (which options exist, their values);
+ *	- the rules of who may point the worker at what: a server owned by a
+ *	  superuser may use any connection-string key but credentials; a server
+ *	  owned by any other role may only name a driver registered with
+ *	  unixODBC or a system DSN, of a driver family known here (not SQLite),
+ *	  with a short allow-list of keys per family.  These rules are checked
+ *	  in the validator (when the current user is not a superuser) and again
+ *	  at every connect (when the server's owner is not a superuser, since a
+ *	  server can change hands after it was validated);
+ *	- the user-mapping options user, password and password_required, and
+ *	  the check that a mapping of a role that is not a superuser carries a
+ *	  password;
+ *	- the ODBC connection string built from all of that, each value quoted
+ *	  the way the driver that parses it expects, so that a credential cannot
+ *	  change the meaning of the string;
+ *	- what treble_sync knows of each driver family (the settings that make
+ *	  it stream), and scrubbing a password out of a driver's messages.
+ *
+ * Connecting and statements belong to odbc.c, which asks this file for the
+ * connection string.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "pgtime.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/formatting.h"
+#include "utils/syscache.h"
+
+#include "option.h"
+
+#include <sql.h>
+#include <sqlext.h>
+#include <odbcinst.h>
+
+/* ------------------------------------------------------------------------
+ * The options
+ * ------------------------------------------------------------------------
+ */
+typedef struct ValidOption
+{
+	const char *name;
+	Oid			context;		/* catalog the option may appear in */
+} ValidOption;
+
+static const ValidOption valid_options[] = {
+	{"connection_string", ForeignServerRelationId},
+	{"dsn", ForeignServerRelationId},
+	{"timezone", ForeignServerRelationId},
+	{"fetch_size", ForeignServerRelationId},
+	{"slice_rows", ForeignServerRelationId},
+	{"login_timeout", ForeignServerRelationId},
+	{"query_timeout", ForeignServerRelationId},
+	{"max_retries", ForeignServerRelationId},
+	{"user", UserMappingRelationId},
+	{"password", UserMappingRelationId},
+	{"password_required", UserMappingRelationId},
+	{NULL, InvalidOid}
+};
+
+/* ------------------------------------------------------------------------
+ * What treble_sync knows of each driver family
+ * ------------------------------------------------------------------------
+ */
+
+/* A setting a driver needs that it does not default to. */
+typedef struct DriverSetting
+{
+	const char *keys;			/* "A|B": the user decided if the string has A or B */
+	const char *value;			/* %d is the fetch size */
+	bool		streaming;		/* only for connections that pull rows */
+} DriverSetting;
+
+typedef struct KnownDriver
+{
+	DriverFamily family;
+	const char *name;			/* for messages */
+	const char *library_prefixes[2];	/* the driver's file name starts with one */
+	bool		braces;			/* honours ODBC's {...} quoting of values */
+	DriverSetting settings[2];
+	const char *const *allowed; /* keys a server not owned by a superuser may set */
+} KnownDriver;
+
+/*
+ * Keys a server owned by a role that is not a superuser may use: where the
+ * warehouse is (host, port, database), TLS mode, timeouts and how rows are
+ * fetched.  Nothing that names a file, loads code, runs SQL at login,
+ * writes a log or hands options to a lower layer (psqlODBC's pqopt and
+ * ConnSettings, MariaDB's INITSTMT, PLUGIN_DIR, OPTION bits, SSL files).
+ */
+static const char *const psqlodbc_allowed[] = {
+	"Driver", "DSN", "Server", "Servername", "Port", "Database", "SSLmode",
+	"Fetch", "UseDeclareFetch", "ReadOnly", "KeepaliveTime", "KeepaliveInterval",
+	NULL
+};
+
+static const char *const mysql_allowed[] = {
+	"Driver", "DSN", "Server", "Port", "Database", "DB",
+	"SSLVERIFY", "FORCETLS", "TLSVERSION", "SSLMODE", "SSL_MODE",
+	"CONN_TIMEOUT", "READ_TIMEOUT", "WRITE_TIMEOUT", "READTIMEOUT", "WRITETIMEOUT",
+	"NO_CACHE", "FORWARDONLY", "STREAMRS", "FORWARD_CURSOR", "CHARSET",
+	NULL
+};
+
+static const KnownDriver known_drivers[] = {
+	/* a server-side cursor, fetch_size rows at a time */
+	{DRIVER_PSQLODBC, "psqlODBC", {"psqlodbc", NULL}, true,
+		{{"UseDeclareFetch", "1", true}, {"Fetch", "%d", true}},
+	psqlodbc_allowed},
+	/* row by row (MariaDB Connector/ODBC 3.1.17 and later) */
+	{DRIVER_MARIADB, "MariaDB Connector/ODBC", {"libmaodbc", "maodbc"}, true,
+		{{"NO_CACHE|STREAMRS", "1", true}, {"FORWARDONLY", "1", true}},
+	mysql_allowed},
+	{DRIVER_MYSQL, "MySQL Connector/ODBC", {"libmyodbc", "myodbc"}, true,
+		{{"NO_CACHE", "1", true}, {"FORWARD_CURSOR", "1", true}},
+	mysql_allowed},
+	/*
+	 * Step through the statement instead of reading it whole, and never
+	 * create the warehouse file: a mistyped path is an error.  The SQLite
+	 * driver does not honour braces, and opens files as the server's OS
+	 * user: no allow-list, it is for superuser-owned servers only.
+	 */
+	{DRIVER_SQLITE, "SQLite ODBC", {"libsqlite", "sqlite"}, false,
+		{{"StepAPI", "1", true}, {"NoCreat", "1", false}},
+	NULL},
+};
+
+/* The known driver of a family; NULL for DRIVER_UNKNOWN. */
+static const KnownDriver *
+known_driver(DriverFamily family)
+{
+	for (size_t i = 0; i < lengthof(known_drivers); i++)
+		if (known_drivers[i].family == family)
+			return &known_drivers[i];
+	return NULL;
+}
+
+/*
+ * The family of a driver from its library's file name (a path, or what
+ * SQL_DRIVER_NAME reports once connected): the file is what runs, whatever
+ * name it was registered under.
+ */
+DriverFamily
+OptionDriverFamilyOfLibrary(const char *library)
+{
+	const char *base;
+
+	if (library == NULL)
+		return DRIVER_UNKNOWN;
+	base = strrchr(library, '/');
+	base = base ? base + 1 : library;
+	for (size_t i = 0; i < lengthof(known_drivers); i++)
+		for (size_t w = 0; w < lengthof(known_drivers[i].library_prefixes); w++)
+		{
+			const char *prefix = known_drivers[i].library_prefixes[w];
+
+			if (prefix && pg_strncasecmp(base, prefix, strlen(prefix)) == 0)
+				return known_drivers[i].family;
+		}
+	return DRIVER_UNKNOWN;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading a connection string
+ * ------------------------------------------------------------------------
+ */
+typedef struct ConnKey
+{
+	char	   *key;			/* without surrounding spaces */
+	char	   *value;			/* braces removed, "}}" undoubled */
+	bool		braced;
+} ConnKey;
+
+/*
+ * Split a connection string into its KEY=value parts the way ODBC reads
+ * it: parts end at ';', a value starting with '{' runs to the '}' that is
+ * not doubled.  A string that is not made of such parts is refused rather
+ * than guessed at, since the driver manager and the driver could read it
+ * differently from us.  Errors never show a value: a misplaced credential
+ * could be in it.
+ */
+static List *
+parse_connection_string(const char *connstr)
+{
+	List	   *result = NIL;
+	const char *p = connstr;
+
+	while (*p)
+	{
+		const char *start;
+		const char *kend;
+		ConnKey    *ck;
+		StringInfoData value;
+
+		while (*p == ';' || *p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		start = p;
+		while (*p && *p != '=' && *p != ';')
+			p++;
+		if (*p != '=')
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_STRING_FORMAT),
+					 errmsg("invalid connection string: a part is not of the form KEY=value"),
+					 errhint("Separate KEY=value parts with semicolons; write a value holding ; { } or = as {value} with } doubled.")));
+		kend = p;
+		while (kend > start && kend[-1] == ' ')
+			kend--;
+		ck = palloc0(sizeof(ConnKey));
+		ck->key = pnstrdup(start, kend - start);
+		p++;
+		initStringInfo(&value);
+		if (*p == '{')
+		{
+			bool		closed = false;
+
+			ck->braced = true;
+			p++;
+			while (*p)
+			{
+				if (*p == '}' && p[1] == '}')
+				{
+					appendStringInfoChar(&value, '}');
+					p += 2;
+				}
+				else if (*p == '}')
+				{
+					p++;
+					closed = true;
+					break;
+				}
+				else
+					appendStringInfoChar(&value, *p++);
+			}
+			while (*p == ' ')
+				p++;
+			if (!closed || (*p != '\0' && *p != ';'))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_STRING_FORMAT),
+						 errmsg("invalid connection string: the braced value of key \"%s\" is not closed where it should be",
+								ck->key),
+						 errhint("Inside {...} double every }, and end the value with } followed by ; or the end of the string.")));
+		}
+		else
+		{
+			while (*p && *p != ';')
+				appendStringInfoChar(&value, *p++);
+		}
+		ck->value = value.data;
+		result = lappend(result, ck);
+	}
+	return result;
+}
+
+/* The first part of a parsed connection string with this key, or NULL. */
+static ConnKey *
+find_key(List *keys, const char *key)
+{
+	ListCell   *lc;
+
+	foreach(lc, keys)
+	{
+		ConnKey    *ck = lfirst(lc);
+
+		if (pg_strcasecmp(ck->key, key) == 0)
+			return ck;
+	}
+	return NULL;
+}
+
+/* Whether a key is one of a NULL-terminated list (case-insensitively). */
+static bool
+key_in(const char *key, const char *const *list)
+{
+	for (; list && *list; list++)
+		if (pg_strcasecmp(key, *list) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Refuse credentials in a server's connection string: server options are
+ * readable by every role (pg_foreign_server.srvoptions), so they belong in
+ * a user mapping.  Applies to every server, superuser-owned or not.
+ */
+static void
+check_no_credentials(List *keys)
+{
+	static const char *const credentials[] = {
+		"UID", "PWD", "User", "Username", "Password", NULL
+	};
+	ListCell   *lc;
+
+	foreach(lc, keys)
+	{
+		ConnKey    *ck = lfirst(lc);
+		bool		bad = key_in(ck->key, credentials);
+
+		if (!bad && pg_strcasecmp(ck->key, "pqopt") == 0)
+		{
+			char	   *lower = asc_tolower(ck->value, strlen(ck->value));
+
+			bad = strstr(lower, "password") != NULL || strstr(lower, "passfile") != NULL;
+		}
+		if (bad)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("connection string key \"%s\" is not allowed in a server's options",
+							ck->key),
+					 errdetail("It carries a credential, and server options are readable by every role."),
+					 errhint("Put the user name and password in a user mapping: CREATE USER MAPPING ... OPTIONS (user '...', password '...').")));
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * unixODBC's registry: drivers and data sources
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The library of a driver registered under this name in odbcinst.ini, or
+ * NULL if there is no such driver.
+ */
+static char *
+registered_driver_library(const char *name)
+{
+	char		lib[1024];
+	int			n;
+
+	n = SQLGetPrivateProfileString(name, "Driver", "", lib, sizeof(lib), "ODBCINST.INI");
+	if (n <= 0 || lib[0] == '\0')
+		return NULL;
+	return pstrdup(lib);
+}
+
+/*
+ * Whether a data source of this name is in the list SQLDataSources walks
+ * from "first" (SQL_FETCH_FIRST_SYSTEM or SQL_FETCH_FIRST_USER).  No
+ * ereport while the environment handle is held, so it is always freed (and
+ * no CHECK_FOR_INTERRUPTS in the loop, for the same reason: the list is
+ * short).
+ */
+static bool
+data_source_exists(const char *dsn, SQLUSMALLINT first)
+{
+	SQLHENV		env = SQL_NULL_HENV;
+	SQLCHAR		name[SQL_MAX_DSN_LENGTH + 1];
+	SQLCHAR		desc[256];
+	SQLSMALLINT nlen,
+				dlen;
+	SQLUSMALLINT direction = first;
+	bool		found = false;
+
+	if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &env)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
+				 errmsg("could not allocate an ODBC environment handle")));
+	SQLSetEnvAttr(env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER) SQL_OV_ODBC3, 0);
+	while (SQL_SUCCEEDED(SQLDataSources(env, direction, name, sizeof(name), &nlen,
+										desc, sizeof(desc), &dlen)))
+	{
+		direction = SQL_FETCH_NEXT;
+		if (pg_strcasecmp((char *) name, dsn) == 0)
+		{
+			found = true;
+			break;
+		}
+	}
+	SQLFreeHandle(SQL_HANDLE_ENV, env);
+	return found;
+}
+
+/*
+ * The Driver entry of a data source (a registered driver's name or a
+ * library path), from the system odbc.ini only or from both, or NULL.
+ */
+static char *
+data_source_driver(const char *dsn, bool system_only)
+{
+	char		driver[1024];
+	int			n;
+
+	SQLSetConfigMode(system_only ? ODBC_SYSTEM_DSN : ODBC_BOTH_DSN);
+	n = SQLGetPrivateProfileString(dsn, "Driver", "", driver, sizeof(driver), "ODBC.INI");
+	SQLSetConfigMode(ODBC_BOTH_DSN);
+	if (n <= 0 || driver[0] == '\0')
+		return NULL;
+	return pstrdup(driver);
+}
+
+/*
+ * The family of a driver given by name (registered in odbcinst.ini) or by
+ * path: the library that will be loaded decides.
+ */
+static DriverFamily
+family_of_driver(const char *driver)
+{
+	if (driver == NULL)
+		return DRIVER_UNKNOWN;
+	if (strchr(driver, '/') == NULL)
+	{
+		char	   *lib = registered_driver_library(driver);
+
+		if (lib != NULL)
+			return OptionDriverFamilyOfLibrary(lib);
+	}
+	return OptionDriverFamilyOfLibrary(driver);
+}
+
+/*
+ * The driver family a server's options lead to, without judging them (a
+ * superuser-owned server): DRIVER_UNKNOWN if it cannot be told before
+ * connecting.
+ */
+static DriverFamily
+resolve_family(List *keys, const char *dsn)
+{
+	ConnKey    *driver = find_key(keys, "Driver");
+	ConnKey    *dsnkey = find_key(keys, "DSN");
+
+	if (driver)
+		return family_of_driver(driver->value);
+	if (dsnkey)
+		dsn = dsnkey->value;
+	if (dsn)
+		return family_of_driver(data_source_driver(dsn, false));
+	return DRIVER_UNKNOWN;
+}
+
+/* ------------------------------------------------------------------------
+ * Servers owned by a role that is not a superuser
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * errdetail for the vetting errors: at connect, which server and owner;
+ * in the validator, the server being created or changed.
+ */
+static int
+vet_detail(ForeignServer *server)
+{
+	if (server == NULL)
+		return errdetail("Only a server owned by a superuser may use any connection string.");
+	return errdetail("Server \"%s\" is owned by role \"%s\", which is not a superuser.",
+					 server->servername, GetUserNameFromId(server->owner, false));
+}
+
+/*
+ * Check a data source named by a server not owned by a superuser: it must
+ * be a system DSN (defined by the machine's administrator), and not shadowed
+ * by a user DSN of the same name (which the driver manager would prefer).
+ * Returns its driver's family.
+ */
+static DriverFamily
+vet_dsn(const char *dsn, ForeignServer *server)
+{
+	if (strchr(dsn, '/') != NULL ||
+		!data_source_exists(dsn, SQL_FETCH_FIRST_SYSTEM) ||
+		data_source_exists(dsn, SQL_FETCH_FIRST_USER))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("data source \"%s\" is not a system DSN", dsn),
+				 vet_detail(server),
+				 errhint("Name a data source defined in the system odbc.ini, or have a superuser create the server.")));
+	return family_of_driver(data_source_driver(dsn, true));
+}
+
+/* The keys a family allows, for a hint. */
+static char *
+allowed_key_names(const KnownDriver *known)
+{
+	StringInfoData names;
+
+	initStringInfo(&names);
+	for (const char *const *k = known->allowed; *k; k++)
+		appendStringInfo(&names, "%s%s", names.len ? ", " : "", *k);
+	return names.data;
+}
+
+/*
+ * Vet the connection of a server whose owner is not a superuser (server is
+ * NULL in the validator) and return its driver's family.  A role that may
+ * create servers of the wrapper must not be able to make the worker open
+ * files, load libraries, write logs or run statements as the server's OS
+ * user: only registered drivers of known families, system DSNs and an
+ * allow-list of keys per family pass.
+ */
+static DriverFamily
+vet_connection(List *keys, const char *dsn_option, ForeignServer *server)
+{
+	ConnKey    *driver = find_key(keys, "Driver");
+	ConnKey    *dsnkey = find_key(keys, "DSN");
+	DriverFamily family;
+	const KnownDriver *known;
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	/* every part on its own: one of each key, no control characters, no path */
+	foreach(lc, keys)
+	{
+		ConnKey    *ck = lfirst(lc);
+
+		foreach(lc2, keys)
+		{
+			ConnKey    *other = lfirst(lc2);
+
+			if (other == ck)
+				break;
+			if (pg_strcasecmp(other->key, ck->key) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("connection string key \"%s\" appears more than once", ck->key),
+						 vet_detail(server)));
+		}
+		for (const char *c = ck->value; *c; c++)
+			if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '/')
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("the value of connection string key \"%s\" must not contain a path or control characters",
+								ck->key),
+						 vet_detail(server),
+						 errhint("A server owned by a role that is not a superuser cannot name files or sockets.")));
+	}
+
+	if ((driver != NULL) + (dsnkey != NULL) + (dsn_option != NULL) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("a server owned by a role that is not a superuser must name exactly one of a Driver or a DSN"),
+				 vet_detail(server),
+				 errhint("Use Driver={name registered with unixODBC} or the name of a system DSN.")));
+
+	if (driver)
+	{
+		if (registered_driver_library(driver->value) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("driver \"%s\" is not registered with unixODBC", driver->value),
+					 vet_detail(server),
+					 errhint("Name a driver of odbcinst.ini (odbcinst -q -d lists them), not a library path.")));
+		family = family_of_driver(driver->value);
+	}
+	else
+		family = vet_dsn(dsnkey ? dsnkey->value : dsn_option, server);
+
+	known = known_driver(family);
+	if (known == NULL || known->allowed == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 family == DRIVER_SQLITE
+				 ? errmsg("the SQLite driver may only be used by a server owned by a superuser")
+				 : errmsg("a driver treble_sync does not know may only be used by a server owned by a superuser"),
+				 vet_detail(server),
+				 errhint("Have a superuser create the server: such a driver can open files as the database server's operating-system user.")));
+
+	foreach(lc, keys)
+	{
+		ConnKey    *ck = lfirst(lc);
+
+		if (!key_in(ck->key, known->allowed))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("connection string key \"%s\" is not allowed on a server owned by a role that is not a superuser",
+							ck->key),
+					 vet_detail(server),
+					 errhint("Keys allowed for %s: %s.", known->name,
+							 allowed_key_names(known))));
+	}
+
+	/*
+	 * Without a DSN the host must be given: an empty or absent one means the
+	 * local socket, reached as the server's OS user.
+	 */
+	if (driver)
+	{
+		ConnKey    *host = find_key(keys, "Server");
+
+		if (host == NULL && family == DRIVER_PSQLODBC)
+			host = find_key(keys, "Servername");
+		if (host == NULL || host->value[0] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("connection string key \"Server\" is required on a server owned by a role that is not a superuser"),
+					 vet_detail(server),
+					 errhint("Name the warehouse's host: Server=host.example.com.")));
+	}
+	return family;
+}
+
+/* ------------------------------------------------------------------------
+ * User mappings
+ * ------------------------------------------------------------------------
+ */
+
+/* The password of a user mapping, or NULL. */
+const char *
+OptionMappingPassword(UserMapping *mapping)
+{
+	ListCell   *lc;
+
+	foreach(lc, mapping->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "password") == 0)
+			return defGetString(def);
+	}
+	return NULL;
+}
+
+/*
+ * A mapping of a role that is not a superuser, or a PUBLIC mapping, must
+ * carry a password unless a superuser set password_required 'false' in it:
+ * otherwise a connection could ride on the OS user of the database server
+ * (peer, trust or ident authentication on the warehouse side), as in
+ * postgres_fdw.
+ */
+static void
+check_password_required(UserMapping *mapping)
+{
+	bool		is_public = true;
+	bool		required = true;
+	const char *password = OptionMappingPassword(mapping);
+	HeapTuple	tp;
+	ListCell   *lc;
+
+	tp = SearchSysCache1(USERMAPPINGOID, ObjectIdGetDatum(mapping->umid));
+	if (HeapTupleIsValid(tp))
+	{
+		is_public = !OidIsValid(((Form_pg_user_mapping) GETSTRUCT(tp))->umuser);
+		ReleaseSysCache(tp);
+	}
+	if (!is_public && superuser_arg(mapping->userid))
+		return;
+
+	foreach(lc, mapping->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "password_required") == 0)
+			required = defGetBoolean(def);
+	}
+	if (!required || (password != NULL && password[0] != '\0'))
+		return;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
+			 errmsg("password is required"),
+			 errdetail("A user mapping of a role that is not a superuser, or for PUBLIC, must carry a password."),
+			 errhint("Target server's authentication method must be changed or password_required=false set in the user mapping attributes.")));
+}
+
+/* ------------------------------------------------------------------------
+ * Building the connection string
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Append KEY=value for a driver that honours ODBC braces.  A value holding
+ * ; { } = or surrounding spaces is braced, with a closing brace doubled
+ * inside; plain values stay unbraced, since some drivers keep braces of
+ * some keys literally.
+ */
+static void
+append_braced(StringInfo buf, const char *key, const char *value)
+{
+	size_t		len = strlen(value);
+	bool		needs_braces = strpbrk(value, ";{}=") != NULL ||
+		(len > 0 && (value[0] == ' ' || value[len - 1] == ' '));
+
+	if (buf->len > 0 && buf->data[buf->len - 1] != ';')
+		appendStringInfoChar(buf, ';');
+	appendStringInfo(buf, "%s=", key);
+	if (!needs_braces)
+	{
+		appendStringInfoString(buf, value);
+		return;
+	}
+	appendStringInfoChar(buf, '{');
+	for (const char *p = value; *p; p++)
+	{
+		if (*p == '}')
+			appendStringInfoChar(buf, '}');
+		appendStringInfoChar(buf, *p);
+	}
+	appendStringInfoChar(buf, '}');
+}
+
+/*
+ * Append KEY=value from an option (a user mapping's credential, the dsn)
+ * quoted for the driver family.  SQLite's driver and drivers not known here
+ * do not honour braces, so a value that could end the part or start a new
+ * one is refused instead: a password must not be able to add a key such
+ * as LoadExt.  The error names the option, never its value.
+ */
+static void
+append_option_value(StringInfo buf, const char *key, const char *value,
+					DriverFamily family, const char *option, ForeignServer *server)
+{
+	const KnownDriver *known = known_driver(family);
+	size_t		len = strlen(value);
+	bool		unsafe;
+
+	if (known && known->braces)
+	{
+		append_braced(buf, key, value);
+		return;
+	}
+	unsafe = strpbrk(value, ";{}=") != NULL ||
+		(len > 0 && (value[0] == ' ' || value[len - 1] == ' '));
+	for (const char *c = value; *c && !unsafe; c++)
+		if ((unsigned char) *c < 0x20 || *c == 0x7f)
+			unsafe = true;
+	if (unsafe)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("option \"%s\" of server \"%s\" holds characters its driver cannot be given safely",
+						option, server->servername),
+				 errdetail("%s does not honour ODBC braces, so ; { } =, control characters and leading or trailing spaces are refused.",
+						   known ? known->name : "A driver treble_sync does not know"),
+				 errhint("Change the value, or use a driver that honours braces (psqlODBC, MariaDB or MySQL Connector/ODBC).")));
+	if (buf->len > 0 && buf->data[buf->len - 1] != ';')
+		appendStringInfoChar(buf, ';');
+	appendStringInfo(buf, "%s=%s", key, value);
+}
+
+/* Whether the user set a setting under any of its names. */
+static bool
+setting_chosen(const DriverSetting *setting, List *keys)
+{
+	char	   *names = pstrdup(setting->keys);
+	char	   *save = NULL;
+
+	for (char *key = strtok_r(names, "|", &save); key; key = strtok_r(NULL, "|", &save))
+		if (find_key(keys, key) != NULL)
+			return true;
+	return false;
+}
+
+/* The parsed connection_string of a server; NIL if it has none. */
+static List *
+server_keys(ForeignServer *server)
+{
+	const char *connstr = FdwServerStringOption(server, "connection_string");
+
+	return connstr ? parse_connection_string(connstr) : NIL;
+}
+
+/*
+ * Whether the server's connection string lacks any of the settings the
+ * driver family needs: after connecting, the driver is known for sure and
+ * odbc.c reconnects if a guess missed them.
+ */
+bool
+OptionSettingsMissing(ForeignServer *server, DriverFamily family, bool streaming)
+{
+	const KnownDriver *d = known_driver(family);
+	List	   *keys;
+
+	if (d == NULL)
+		return false;
+	keys = server_keys(server);
+	for (size_t i = 0; i < lengthof(d->settings) && d->settings[i].keys; i++)
+		if ((streaming || !d->settings[i].streaming) &&
+			!setting_chosen(&d->settings[i], keys))
+			return true;
+	return false;
+}
+
+/*
+ * The ODBC connection string for a server and user mapping, after every
+ * check of who may use what: the server's connection_string (or DSN), the
+ * mapping's credentials quoted for the driver, the driver's settings (the
+ * streaming ones only for a connection that pulls rows) unless the user set
+ * them, and for psqlODBC CommLog=0;Debug=0 so the driver writes no log that
+ * could hold the password.  family is the driver family if odbc.c already
+ * knows it, DRIVER_UNKNOWN to find it from unixODBC's registry; *used is
+ * set to the family the string was built for.  The caller wipes the result
+ * after use: it holds the password.
+ */
+char *
+OptionConnectionString(ForeignServer *server, UserMapping *mapping,
+					   DriverFamily family, bool streaming, DriverFamily *used)
+{
+	StringInfoData buf;
+	const char *connstr = FdwServerStringOption(server, "connection_string");
+	const char *dsn = FdwServerStringOption(server, "dsn");
+	const char *user = NULL;
+	const char *password = OptionMappingPassword(mapping);
+	int			fetch_size = FdwServerIntOption(server, "fetch_size",
+												TREBLE_SYNC_DEFAULT_FETCH_SIZE);
+	bool		superuser_owned = superuser_arg(server->owner);
+	const KnownDriver *known;
+	List	   *keys;
+	DriverFamily resolved;
+	ListCell   *lc;
+
+	foreach(lc, mapping->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "user") == 0)
+			user = defGetString(def);
+	}
+
+	if (connstr == NULL && dsn == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("server \"%s\" has neither a connection_string nor a dsn option",
+						server->servername),
+				 errhint("ALTER SERVER %s OPTIONS (ADD connection_string 'Driver={...};Server=...').",
+						 quote_identifier(server->servername))));
+
+	check_password_required(mapping);
+	keys = connstr ? parse_connection_string(connstr) : NIL;
+	check_no_credentials(keys);
+	if (superuser_owned)
+		resolved = resolve_family(keys, dsn);
+	else
+		resolved = vet_connection(keys, dsn, server);
+	if (family == DRIVER_UNKNOWN)
+		family = resolved;
+	known = known_driver(family);
+
+	initStringInfo(&buf);
+	if (connstr)
+		appendStringInfoString(&buf, connstr);
+	else
+		append_option_value(&buf, "DSN", dsn, family, "dsn", server);
+	if (user)
+		append_option_value(&buf, "UID", user, family, "user", server);
+	if (password)
+		append_option_value(&buf, "PWD", password, family, "password", server);
+
+	for (size_t i = 0; known && i < lengthof(known->settings); i++)
+	{
+		const DriverSetting *setting = &known->settings[i];
+
+		if (setting->keys == NULL || (setting->streaming && !streaming) ||
+			setting_chosen(setting, keys))
+			continue;
+		if (buf.data[buf.len - 1] != ';')
+			appendStringInfoChar(&buf, ';');
+		appendStringInfo(&buf, "%.*s=", (int) strcspn(setting->keys, "|"), setting->keys);
+		appendStringInfo(&buf, setting->value, fetch_size);
+	}
+
+	/* psqlODBC's logs (B3 and B2 are its short names for them) */
+	if (family == DRIVER_PSQLODBC)
+	{
+		if (!(superuser_owned && (find_key(keys, "CommLog") || find_key(keys, "B3"))))
+			appendStringInfoString(&buf, buf.data[buf.len - 1] == ';' ? "CommLog=0" : ";CommLog=0");
+		if (!(superuser_owned && (find_key(keys, "Debug") || find_key(keys, "B2"))))
+			appendStringInfoString(&buf, ";Debug=0");
+	}
+
+	if (used)
+		*used = family;
+	return buf.data;
+}
+
+/* ------------------------------------------------------------------------
+ * Scrubbing a password out of driver messages
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Replace every form of the password a driver could echo: as is, with
+ * closing braces doubled, braced, and a cut prefix (of at least 4
+ * characters) ending the message or a line, as when a driver truncates
+ * its message; then any value after PWD= or PASSWORD= up to ; or the end,
+ * whatever it is (a driver may echo a password we do not know, such as
+ * one it read from a DSN).  The message is one driver diagnostic.
+ */
+char *
+OptionScrubSecret(const char *message, const char *secret)
+{
+	StringInfoData buf;
+	StringInfoData out;
+	const char *forms[3];
+	int			nforms = 0;
+	const char *p;
+
+	initStringInfo(&buf);
+	if (secret != NULL && secret[0] != '\0')
+	{
+		StringInfoData doubled;
+
+		initStringInfo(&doubled);
+		for (const char *c = secret; *c; c++)
+		{
+			if (*c == '}')
+				appendStringInfoChar(&doubled, '}');
+			appendStringInfoChar(&doubled, *c);
+		}
+		/* longest first */
+		forms[nforms++] = psprintf("{%s}", doubled.data);
+		if (strcmp(doubled.data, secret) != 0)
+			forms[nforms++] = doubled.data;
+		forms[nforms++] = secret;
+	}
+
+	for (p = message; *p;)
+	{
+		bool		replaced = false;
+		size_t		line = strcspn(p, "\n");
+
+		for (int f = 0; f < nforms && !replaced; f++)
+		{
+			size_t		flen = strlen(forms[f]);
+
+			if (strncmp(p, forms[f], flen) == 0)
+			{
+				appendStringInfoString(&buf, "********");
+				p += flen;
+				replaced = true;
+			}
+			else if (line >= 4 && line < flen && strncmp(p, forms[f], line) == 0)
+			{
+				appendStringInfoString(&buf, "********");
+				p += line;
+				replaced = true;
+			}
+		}
+		if (!replaced)
+			appendStringInfoChar(&buf, *p++);
+	}
+
+	/* PWD=... and PASSWORD=..., whatever follows */
+	initStringInfo(&out);
+	for (p = buf.data; *p;)
+	{
+		size_t		klen = 0;
+
+		if (pg_strncasecmp(p, "PWD=", 4) == 0)
+			klen = 4;
+		else if (pg_strncasecmp(p, "PASSWORD=", 9) == 0)
+			klen = 9;
+		if (klen == 0)
+		{
+			appendStringInfoChar(&out, *p++);
+			continue;
+		}
+		appendBinaryStringInfo(&out, p, klen);
+		p += klen;
+		if (*p == '{')
+		{
+			/* a braced value may hold ';': skip to its closing brace */
+			for (p++; *p; p++)
+			{
+				if (*p == '}' && p[1] == '}')
+					p++;
+				else if (*p == '}')
+				{
+					p++;
+					break;
+				}
+			}
+		}
+		while (*p && *p != ';')
+			p++;
+		appendStringInfoString(&out, "********");
+	}
+	return out.data;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading server options
+ * ------------------------------------------------------------------------
+ */
+
+/* The value of a server option, or NULL if the server does not set it. */
+const char *
+FdwServerStringOption(ForeignServer *server, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, server->options)
+	{
+		DefElem    *opt = lfirst(lc);
+
+		if (strcmp(opt->defname, name) == 0)
+			return defGetString(opt);
+	}
+	return NULL;
+}
+
+/*
+ * The value of an integer server option, or def if the server does not
+ * set it (the validator made sure it is an integer).
+ */
+int
+FdwServerIntOption(ForeignServer *server, const char *name, int def)
+{
+	const char *value = FdwServerStringOption(server, name);
+
+	return value ? atoi(value) : def;
+}
+
+/* ------------------------------------------------------------------------
+ * The validator
+ * ------------------------------------------------------------------------
+ */
+
+/* The option names valid in a catalog, for an error hint. */
+static char *
+valid_option_names(Oid context)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (const ValidOption *opt = valid_options; opt->name; opt++)
+	{
+		if (opt->context != context)
+			continue;
+		if (buf.len > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, opt->name);
+	}
+	return buf.data;
+}
+
+/* An integer option must be an integer within [min, max]. */
+static void
+check_integer_option(const char *name, const char *value, long min, long max)
+{
+	char	   *end;
+	long		n = strtol(value, &end, 10);
+
+	if (*end != '\0' || end == value || n < min || n > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("Use an integer between %ld and %ld.", min, max)));
+}
+
+/*
+ * Check one option's value, beyond its name, so that a mistake fails at
+ * CREATE SERVER or CREATE USER MAPPING rather than at the first cycle.
+ */
+static void
+validate_option_value(DefElem *def)
+{
+	const char *value = defGetString(def);
+
+	if (strcmp(def->defname, "connection_string") == 0)
+		check_no_credentials(parse_connection_string(value));
+	else if (strcmp(def->defname, "timezone") == 0)
+	{
+		if (pg_tzset(value) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for option \"timezone\": \"%s\"", value),
+					 errhint("Use a time zone name known to PostgreSQL, such as UTC or Europe/Madrid.")));
+	}
+	else if (strcmp(def->defname, "fetch_size") == 0)
+		check_integer_option(def->defname, value, 1, 1000000);
+	else if (strcmp(def->defname, "slice_rows") == 0)
+		check_integer_option(def->defname, value, 0, 1000000000);
+	else if (strcmp(def->defname, "login_timeout") == 0 ||
+			 strcmp(def->defname, "query_timeout") == 0)
+		check_integer_option(def->defname, value, 0, 86400);
+	else if (strcmp(def->defname, "max_retries") == 0)
+		check_integer_option(def->defname, value, 0, 10);
+	else if (strcmp(def->defname, "password_required") == 0)
+	{
+		/* like postgres_fdw: only a superuser may waive the password */
+		if (!defGetBoolean(def) && !superuser())
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("password_required=false is superuser-only"),
+					 errhint("User mappings with the password_required option set to false may only be created or modified by the superuser.")));
+	}
+}
+
+/*
+ * Validate the options of a server or user mapping of the wrapper (the
+ * wrapper itself takes none).  A server created or changed by a role that
+ * is not a superuser is vetted here as well as at every connect.
+ */
+PG_FUNCTION_INFO_V1(treble_sync_fdw_validator);
+
+Datum
+treble_sync_fdw_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			context = PG_GETARG_OID(1);
+	ListCell   *lc;
+	const char *connstr = NULL;
+	const char *dsn = NULL;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst(lc);
+		bool		known = false;
+
+		for (const ValidOption *opt = valid_options; opt->name; opt++)
+		{
+			if (opt->context == context && strcmp(opt->name, def->defname) == 0)
+				known = true;
+		}
+		if (!known)
+		{
+			char	   *names = valid_option_names(context);
+
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("invalid option \"%s\"", def->defname),
+					 names[0] != '\0'
+					 ? errhint("Valid options in this context are: %s.", names)
+					 : errhint("There are no valid options in this context.")));
+		}
+		validate_option_value(def);
+		if (strcmp(def->defname, "connection_string") == 0)
+			connstr = defGetString(def);
+		else if (strcmp(def->defname, "dsn") == 0)
+			dsn = defGetString(def);
+	}
+
+	if (connstr && dsn)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("options \"connection_string\" and \"dsn\" cannot be used together"),
+				 errhint("Name the data source inside the connection string with DSN=... instead.")));
+
+	if (context == ForeignServerRelationId && !superuser() && (connstr || dsn))
+		vet_connection(connstr ? parse_connection_string(connstr) : NIL, dsn, NULL);
+
+	PG_RETURN_VOID();
+}
