@@ -231,9 +231,9 @@ remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
 	if (integer)
-		found = FetchGetInt(conn, stmt, 1, result);
+		found = FetchGetIntOf(conn, stmt, 1, cfg->remote_table, column, result);
 	else
-		found = FetchGetTimestamp(conn, stmt, 1, result);
+		found = FetchGetTimestampOf(conn, stmt, 1, cfg->remote_table, column, result);
 	OdbcFreeStatement(conn, stmt);
 	return found;
 }
@@ -387,9 +387,10 @@ count_pull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 	*rows = 0;
 	(void) FetchGetInt(conn, stmt, 1, rows);
 	if (cfg->cursor_kind == CURSOR_INTEGER)
-		found = FetchGetInt(conn, stmt, 2, min_cursor);
+		found = FetchGetIntOf(conn, stmt, 2, cfg->remote_table, cfg->cursor_column, min_cursor);
 	else
-		found = FetchGetTimestamp(conn, stmt, 2, min_cursor);
+		found = FetchGetTimestampOf(conn, stmt, 2, cfg->remote_table, cfg->cursor_column,
+									min_cursor);
 	OdbcFreeStatement(conn, stmt);
 	return found && *rows > 0;
 }

@@ -216,6 +216,12 @@ extern int	FetchResultColumns(OdbcConn *conn, SQLHSTMT stmt);
 extern bool FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf);
 extern bool FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result);
 extern bool FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
+extern bool FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
+								const char *column, Timestamp *result);
+extern bool FetchGetIntOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
+						  const char *column, int64 *result);
+extern void FetchCheckComparable(const char *text, bool integer, const char *table,
+								 const char *column);
 
 /* ------------------------------------------------------------------------
  * fdw.c
