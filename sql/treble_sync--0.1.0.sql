@@ -108,9 +108,15 @@ CREATE TABLE treble_sync.quarantine (
     column_name    text,
     raw_value      text,
     reason         text NOT NULL,
-    quarantined_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    quarantined_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- the same row set aside again (same table, key, column, raw value and
+    -- reason) is not kept twice: these say when and how often it came back
+    last_run_id    bigint NOT NULL,
+    last_seen_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    times_seen     bigint NOT NULL DEFAULT 1
 );
 CREATE INDEX quarantine_table_name_idx ON treble_sync.quarantine (table_name, run_id);
+CREATE INDEX quarantine_table_name_key_idx ON treble_sync.quarantine (table_name, key);
 COMMENT ON TABLE treble_sync.quarantine IS 'rows the copy could not take, set aside by on_bad_row quarantine';
 REVOKE ALL ON treble_sync.quarantine FROM PUBLIC;
 
