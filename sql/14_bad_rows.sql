@@ -58,6 +58,15 @@ SELECT on_bad_row FROM treble_sync.alter_table('orders', on_bad_row => 'skip', m
 SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('orders');
 SELECT count(*) AS quarantined FROM treble_sync.quarantine;
 
+-- rows without a cursor: no cycle pulls them; every run counts them and
+-- says so in its warnings
+SELECT wh($$INSERT INTO orders VALUES (201, 'nc1', 1, NULL), (202, 'nc2', 1, NULL)$$);
+SELECT status, rows_pulled, rows_null_cursor, warnings FROM treble_sync.sync_table('orders');
+SELECT wh($$INSERT INTO orders VALUES (203, 'new', 1, '2026-11-28 12:00')$$);
+SELECT status, rows_pulled, rows_null_cursor, warnings FROM treble_sync.sync_table('orders');
+SELECT wh($$DELETE FROM orders WHERE synced_at IS NULL$$);
+SELECT status, rows_null_cursor, warnings FROM treble_sync.sync_table('orders');
+
 -- the quarantine is not for everyone: it holds warehouse data
 CREATE ROLE regress_outsider;
 SET ROLE regress_outsider;

@@ -67,6 +67,7 @@ CREATE TABLE treble_sync.runs (
     rows_deleted    bigint NOT NULL DEFAULT 0,
     bytes_pulled    bigint NOT NULL DEFAULT 0,
     rows_bad        bigint NOT NULL DEFAULT 0,
+    rows_null_cursor bigint NOT NULL DEFAULT 0,
     attempts        integer NOT NULL DEFAULT 1,
     cut             text,
     drift           text,

@@ -334,10 +334,10 @@ void
 CatalogFinishRun(int64 run_id, CycleResult *r)
 {
 	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[11] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		values[11];
-	char		nulls[11] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[12] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		values[12];
+	char		nulls[12] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	values[0] = Int64GetDatum(run_id);
 	values[1] = CStringGetTextDatum(r->status);
@@ -359,6 +359,7 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 	values[8] = Int64GetDatum(r->rows_deleted);
 	values[9] = Int64GetDatum(r->bytes_pulled);
 	values[10] = Int64GetDatum(r->rows_bad);
+	values[11] = Int64GetDatum(r->rows_null_cursor);
 
 	SPI_connect();
 	catalog_exec("UPDATE treble_sync.runs SET status = $2,"
@@ -369,9 +370,10 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 				 " rows_updated = rows_updated OPERATOR(pg_catalog.+) $8,"
 				 " rows_deleted = rows_deleted OPERATOR(pg_catalog.+) $9,"
 				 " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10,"
-				 " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11"
+				 " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11,"
+				 " rows_null_cursor = $12"
 				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
-				 11, types, values, nulls, SPI_OK_UPDATE);
+				 12, types, values, nulls, SPI_OK_UPDATE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }

@@ -125,7 +125,8 @@ typedef struct CycleResult
 	int64		bytes_pulled;
 	char	   *drift;			/* schema drift seen, or NULL */
 	int64		rows_bad;		/* rows set aside (quarantined or skipped) */
-	char	   *warnings;		/* failed 'warn' checks, or NULL */
+	int64		rows_null_cursor;	/* warehouse rows with a NULL cursor */
+	char	   *warnings;		/* NULL cursors, failed 'warn' checks; or NULL */
 	int64		run_id;			/* the run these figures belong to */
 } CycleResult;
 

@@ -102,6 +102,13 @@ check "and nothing of it was applied" "1,2,3 2026-11-28 12:00:00" \
 wh <<<"UPDATE times SET synced_at = '2026-11-28 13:00:00.5' WHERE id = 4;"
 check "fixed, it converges" "success 2 0" "$(sync times)"
 
+# --- rows without a cursor are counted, in every run, and named in its warnings
+wh <<<"INSERT INTO times VALUES (6, 'six', NULL), (7, 'seven', '2026-11-29 10:00:00');"
+check "rows with a NULL cursor are counted and reported" \
+    "success|1|1|1 row with a NULL cursor \"synced_at\" is not synced" \
+    "$(q -c "SELECT status, rows_inserted, rows_null_cursor, warnings FROM treble_sync.sync_table('times')")"
+check "and the row is not in the copy" "0" "$(q -c "SELECT count(*) FROM times WHERE id = 6")"
+
 # --- a text value in an INTEGER cursor
 wh <<'SQL'
 DROP TABLE IF EXISTS events;
