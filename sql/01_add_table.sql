@@ -32,6 +32,21 @@ SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', c
 SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', mode => 'append', initial_chunk => '1 day');
 SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id,session_id}');
 SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', hot_window => '-1 day');
+-- intervals carry units, and are neither mixed-sign, absurd nor under a second
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', hot_window => '3');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', hot_window => ' -2.5 ');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', hot_window => '1 day -2 hours');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', hot_window => '101 years');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', hot_window => '500 milliseconds');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', hot_window => 'soon');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', initial_chunk => '7');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', initial_chunk => '-7 days');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', initial_chunk => '1 month -1 day');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', initial_chunk => '1000 years');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', initial_chunk => '0.5 seconds');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', cursor_overlap => '3');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', cursor_overlap => '1 hour -5 minutes');
+SELECT treble_sync.add_table('reg.no_pk', 'wh', key_columns => '{session_id}', cursor_overlap => '200 years');
 SELECT treble_sync.add_table('a.b.c', 'wh', key_columns => '{id}');
 -- a server that is not a treble_sync server, and one that does not exist
 CREATE FOREIGN DATA WRAPPER other_fdw;

@@ -102,6 +102,17 @@ SELECT has_table_privilege('public', 'visits', 'SELECT') AS still_granted;
 SELECT treble_sync.alter_table('visits', event_column => 'nope');
 SELECT treble_sync.alter_table('visits', mode => 'sideways');
 SELECT treble_sync.alter_table('nope', enabled => false);
+-- intervals carry units there too; '0' needs none, and clears initial_chunk
+SELECT treble_sync.alter_table('visits', hot_window => '2');
+SELECT treble_sync.alter_table('visits', hot_window => '-1 day');
+SELECT treble_sync.alter_table('visits', hot_window => '2 days -1 second');
+SELECT treble_sync.alter_table('visits', hot_window => '150 years');
+SELECT treble_sync.alter_table('visits', hot_window => '0.2 seconds');
+SELECT treble_sync.alter_table('visits', initial_chunk => '7');
+SELECT treble_sync.alter_table('visits', initial_chunk => '-1 day');
+SELECT treble_sync.alter_table('visits', initial_chunk => '7 days -1 hour');
+SELECT treble_sync.alter_table('visits', initial_chunk => '100 years 1 day');
+SELECT hot_window, initial_chunk FROM treble_sync.alter_table('visits', hot_window => '0', initial_chunk => '0');
 SELECT name, enabled, hot_window, event_column, watermark IS NOT NULL AS kept
 FROM treble_sync.alter_table('visits', enabled => false, hot_window => '1 day');
 SELECT name, event_column, watermark IS NULL AS reset

@@ -67,6 +67,7 @@ CREATE TABLE treble_sync.runs (
     rows_deleted    bigint NOT NULL DEFAULT 0,
     bytes_pulled    bigint NOT NULL DEFAULT 0,
     rows_bad        bigint NOT NULL DEFAULT 0,
+    rows_null_cursor bigint NOT NULL DEFAULT 0,
     attempts        integer NOT NULL DEFAULT 1,
     cut             text,
     drift           text,
@@ -124,9 +125,15 @@ CREATE TABLE treble_sync.quarantine (
     column_name    text,
     raw_value      text,
     reason         text NOT NULL,
-    quarantined_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    quarantined_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- the same row set aside again (same table, key, column, raw value and
+    -- reason) is not kept twice: these say when and how often it came back
+    last_run_id    bigint NOT NULL,
+    last_seen_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    times_seen     bigint NOT NULL DEFAULT 1
 );
 CREATE INDEX quarantine_table_name_idx ON treble_sync.quarantine (table_name, run_id);
+CREATE INDEX quarantine_table_name_key_idx ON treble_sync.quarantine (table_name, key);
 COMMENT ON TABLE treble_sync.quarantine IS 'rows the copy could not take, set aside by on_bad_row quarantine';
 REVOKE ALL ON treble_sync.quarantine FROM PUBLIC;
 
@@ -192,10 +199,10 @@ CREATE FUNCTION treble_sync.add_table(
     key_columns   text[]   DEFAULT NULL,
     event_column  text     DEFAULT NULL,
     cursor_column text     DEFAULT 'synced_at',
-    hot_window    interval DEFAULT '3 days',
+    hot_window    text     DEFAULT '3 days',
     local_table   text     DEFAULT NULL,
     name          text     DEFAULT NULL,
-    initial_chunk interval DEFAULT NULL,
+    initial_chunk text     DEFAULT NULL,
     parallel      integer  DEFAULT 1,
     mode          text     DEFAULT 'upsert',
     cursor_overlap text    DEFAULT NULL,
@@ -244,8 +251,8 @@ CREATE FUNCTION treble_sync.alter_table(
     event_column  text     DEFAULT NULL,
     cursor_column text     DEFAULT NULL,
     cursor_overlap text    DEFAULT NULL,
-    hot_window    interval DEFAULT NULL,
-    initial_chunk interval DEFAULT NULL,
+    hot_window    text     DEFAULT NULL,
+    initial_chunk text     DEFAULT NULL,
     parallel      integer  DEFAULT NULL,
     new_name      text     DEFAULT NULL,
     login_timeout integer  DEFAULT NULL,

@@ -348,10 +348,10 @@ void
 CatalogFinishRun(int64 run_id, CycleResult *r)
 {
 	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[11] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		values[11];
-	char		nulls[11] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[12] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		values[12];
+	char		nulls[12] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	values[0] = Int64GetDatum(run_id);
 	values[1] = CStringGetTextDatum(r->status);
@@ -373,6 +373,7 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 	values[8] = Int64GetDatum(r->rows_deleted);
 	values[9] = Int64GetDatum(r->bytes_pulled);
 	values[10] = Int64GetDatum(r->rows_bad);
+	values[11] = Int64GetDatum(r->rows_null_cursor);
 
 	SPI_connect();
 	catalog_exec("UPDATE treble_sync.runs SET status = $2,"
@@ -383,9 +384,10 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 				 " rows_updated = rows_updated OPERATOR(pg_catalog.+) $8,"
 				 " rows_deleted = rows_deleted OPERATOR(pg_catalog.+) $9,"
 				 " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10,"
-				 " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11"
+				 " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11,"
+				 " rows_null_cursor = $12"
 				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
-				 11, types, values, nulls, SPI_OK_UPDATE);
+				 12, types, values, nulls, SPI_OK_UPDATE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }
@@ -1092,7 +1094,12 @@ CatalogParseBadRow(const char *name)
 	return BAD_ROW_FAIL;		/* keep the compiler quiet */
 }
 
-/* Keep a row the copy cannot take (on_bad_row 'quarantine'). */
+/*
+ * Keep a row the copy cannot take (on_bad_row 'quarantine').  A row the
+ * quarantine already holds (same table, key, column, raw value and reason:
+ * the same bad row pulled again by a later cycle) is not kept twice: its
+ * last_run_id, last_seen_at and times_seen are updated instead.
+ */
 void
 CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *column,
 				  const char *raw, const char *reason)
@@ -1119,9 +1126,20 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 	values[5] = CStringGetTextDatum(reason);
 
 	SPI_connect();
-	catalog_exec("INSERT INTO treble_sync.quarantine (table_name, run_id, key, column_name, raw_value, reason)"
-				 " VALUES ($1, $2, $3, $4, $5, $6)",
-				 6, types, values, nulls, SPI_OK_INSERT);
+	catalog_exec("UPDATE treble_sync.quarantine SET last_run_id = $2,"
+				 " last_seen_at = pg_catalog.clock_timestamp(),"
+				 " times_seen = times_seen OPERATOR(pg_catalog.+) 1"
+				 " WHERE table_name OPERATOR(pg_catalog.=) $1"
+				 " AND (key OPERATOR(pg_catalog.=) $3 OR (key IS NULL AND $3 IS NULL))"
+				 " AND (column_name OPERATOR(pg_catalog.=) $4 OR (column_name IS NULL AND $4 IS NULL))"
+				 " AND (raw_value OPERATOR(pg_catalog.=) $5 OR (raw_value IS NULL AND $5 IS NULL))"
+				 " AND reason OPERATOR(pg_catalog.=) $6",
+				 6, types, values, nulls, SPI_OK_UPDATE);
+	if (SPI_processed == 0)
+		catalog_exec("INSERT INTO treble_sync.quarantine (table_name, run_id, key, column_name,"
+					 " raw_value, reason, last_run_id)"
+					 " VALUES ($1, $2, $3, $4, $5, $6, $2)",
+					 6, types, values, nulls, SPI_OK_INSERT);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }

@@ -103,7 +103,9 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 				 errhint("See treble_sync.check_results for the failing keys.")));
 	}
 	record_results(result->run_id, cfg->name, json);
-	result->warnings = warnings;
+	if (warnings)				/* after those the cycle itself gave */
+		result->warnings = result->warnings ?
+			psprintf("%s; %s", result->warnings, warnings) : warnings;
 }
 
 /*

@@ -194,6 +194,43 @@ CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut)
 }
 
 /*
+ * Rows of the warehouse table whose cursor is NULL: no cycle pulls them
+ * (every pull takes cursor <= T), so they are counted in the run
+ * (rows_null_cursor), named in its warnings and in a WARNING.
+ */
+static void
+count_null_cursors(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
+{
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	char	   *sql;
+	int64		rows = 0;
+	char	   *text;
+
+	sql = psprintf("SELECT COUNT(*) FROM %s WHERE %s IS NULL",
+				   OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
+				   OdbcQuoteIdent(conn, cfg->cursor_column));
+	OdbcExecute(conn, stmt, sql, 0, NULL);
+	if (!FetchNextRow(conn, stmt))
+		elog(ERROR, "warehouse returned no row for: %s", sql);
+	(void) FetchGetInt(conn, stmt, 1, &rows);
+	OdbcFreeStatement(conn, stmt);
+
+	result->rows_null_cursor = rows;
+	if (rows == 0)
+		return;
+	text = psprintf(INT64_FORMAT " %s with a NULL cursor \"%s\" %s not synced",
+					rows, rows == 1 ? "row" : "rows", cfg->cursor_column,
+					rows == 1 ? "is" : "are");
+	ereport(WARNING,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("warehouse table \"%s\" has " INT64_FORMAT " rows with a NULL in cursor column \"%s\"",
+					cfg->remote_table, rows, cfg->cursor_column),
+			 errdetail("No cycle pulls them: every pull takes the rows whose cursor is at most the cut."),
+			 errhint("Give those rows a cursor value in the warehouse.")));
+	result->warnings = result->warnings ? psprintf("%s; %s", result->warnings, text) : text;
+}
+
+/*
  * The cut this process froze last, as text (NULL if none since
  * CycleForgetCut): the run log keeps it even for a failed run, to show how
  * far behind the warehouse the copy is.
@@ -232,9 +269,9 @@ remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
 	if (integer)
-		found = FetchGetInt(conn, stmt, 1, result);
+		found = FetchGetIntOf(conn, stmt, 1, cfg->remote_table, column, result);
 	else
-		found = FetchGetTimestamp(conn, stmt, 1, result);
+		found = FetchGetTimestampOf(conn, stmt, 1, cfg->remote_table, column, result);
 	OdbcFreeStatement(conn, stmt);
 	return found;
 }
@@ -388,9 +425,10 @@ count_pull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 	*rows = 0;
 	(void) FetchGetInt(conn, stmt, 1, rows);
 	if (cfg->cursor_kind == CURSOR_INTEGER)
-		found = FetchGetInt(conn, stmt, 2, min_cursor);
+		found = FetchGetIntOf(conn, stmt, 2, cfg->remote_table, cfg->cursor_column, min_cursor);
 	else
-		found = FetchGetTimestamp(conn, stmt, 2, min_cursor);
+		found = FetchGetTimestampOf(conn, stmt, 2, cfg->remote_table, cfg->cursor_column,
+									min_cursor);
 	OdbcFreeStatement(conn, stmt);
 	return found && *rows > 0;
 }
@@ -877,6 +915,7 @@ void
 CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 {
 	PullSpec	spec;
+	bool		found;
 
 	if (cfg->mode == SYNC_SNAPSHOT)
 	{
@@ -893,7 +932,9 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 		spec.prev = delta_start(cfg, CycleParseCursor(cfg, cfg->watermark));
 
 	/* step 1: the cut, from the warehouse's clock, once */
-	if (!CycleFreezeCut(cfg, conn, &spec.cut))
+	found = CycleFreezeCut(cfg, conn, &spec.cut);
+	count_null_cursors(cfg, conn, result);
+	if (!found)
 		return;					/* the warehouse table has no rows with a cursor */
 	spec.have_cut = true;
 
@@ -928,7 +969,10 @@ CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 
 	if (cfg->cursor_kind != CURSOR_NONE)
 	{
-		if (!CycleFreezeCut(cfg, conn, &spec.cut))
+		bool		found = CycleFreezeCut(cfg, conn, &spec.cut);
+
+		count_null_cursors(cfg, conn, result);
+		if (!found)
 		{
 			/* no row has a cursor: keep the copy as it is */
 			result->watermark_to = cfg->watermark;
@@ -1051,6 +1095,7 @@ CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *re
 		result->hot_window_from = CycleFormatTimestamp(spec.bound);
 	}
 	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
+	count_null_cursors(cfg, conn, result);
 	advance_watermark(cfg, false, 0, cut, result);
 }
 

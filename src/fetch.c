@@ -28,6 +28,7 @@
 
 #include "miscadmin.h"
 #include "pgtime.h"
+#include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/memutils.h"
 
@@ -481,12 +482,86 @@ FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
 	return n >= 0;
 }
 
+/* Are the n bytes at p all ASCII digits? */
+static bool
+all_digits(const char *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+	return true;
+}
+
 /*
- * A timestamp the warehouse gave as text (SQLite keeps them so), read as
- * timestamp input reads it, with an error that says which form it needs.
+ * Whether text is a timestamp in the one form a warehouse that compares
+ * timestamps as text (SQLite) orders as treble_sync's bounds are ordered:
+ * YYYY-MM-DD, or YYYY-MM-DD HH:MM:SS with up to six fraction digits.  Any
+ * other form (a 'T' between date and time, a zone, a number) sorts apart
+ * from the bounds, so a pull would skip rows or a cut stop moving.
+ */
+static bool
+timestamp_text_comparable(const char *text)
+{
+	size_t		len = strlen(text);
+
+	if (len < 10 || !all_digits(text, 4) || text[4] != '-' || !all_digits(text + 5, 2) ||
+		text[7] != '-' || !all_digits(text + 8, 2))
+		return false;
+	if (len == 10)
+		return true;
+	if (len < 19 || text[10] != ' ' || !all_digits(text + 11, 2) || text[13] != ':' ||
+		!all_digits(text + 14, 2) || text[16] != ':' || !all_digits(text + 17, 2))
+		return false;
+	if (len == 19)
+		return true;
+	return text[19] == '.' && len >= 21 && len <= 26 && all_digits(text + 20, len - 20);
+}
+
+/* Whether text is an integer as SQLite stores and orders one. */
+static bool
+integer_text_comparable(const char *text)
+{
+	const char *p = text + (text[0] == '-');
+
+	return *p != '\0' && strlen(p) <= 19 && all_digits(p, strlen(p));
+}
+
+/*
+ * Error unless a cursor (or event) value the warehouse returned as text
+ * is in a form its comparisons order as treble_sync's bounds: with
+ * integer, an integer, else a timestamp.  The error names the column and
+ * the value found, never the row's other values.
+ */
+void
+FetchCheckComparable(const char *text, bool integer, const char *table, const char *column)
+{
+	if (integer ? integer_text_comparable(text) : timestamp_text_comparable(text))
+		return;
+	if (integer)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("warehouse column \"%s\" of table \"%s\" holds an integer in a form that cannot be compared",
+						column, table),
+				 errdetail("Found \"%s\". SQLite sorts text after every number: the cut would stop there.",
+						   text),
+				 errhint("Store the column's values as integers.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+			 errmsg("warehouse column \"%s\" of table \"%s\" holds a timestamp in a form that cannot be compared",
+					column, table),
+			 errdetail("Found \"%s\". SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop.",
+					   text),
+			 errhint("Store timestamps as text in the form 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits, as datetime() writes them.")));
+}
+
+/*
+ * A timestamp the warehouse gave as text (SQLite keeps them so): checked
+ * to be in the form its comparisons need (when the caller names its
+ * column), then read as timestamp input
+ * reads it.
  */
 static Timestamp
-parse_timestamp_text(const char *text)
+parse_timestamp_text(const char *text, const char *table, const char *column)
 {
 	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
 	char	   *field[MAXDATEFIELDS];
@@ -498,6 +573,8 @@ parse_timestamp_text(const char *text)
 	fsec_t		fsec;
 	Timestamp	result;
 
+	if (column)
+		FetchCheckComparable(text, false, table, column);
 	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) != 0 ||
 		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
 		dtype != DTK_DATE || tm2timestamp(&tm, fsec, NULL, &result) != 0)
@@ -516,6 +593,17 @@ parse_timestamp_text(const char *text)
 bool
 FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result)
 {
+	return FetchGetTimestampOf(conn, stmt, col, NULL, NULL, result);
+}
+
+/*
+ * FetchGetTimestamp of a value of a named warehouse column, which an
+ * error about its form names.
+ */
+bool
+FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
+					const char *column, Timestamp *result)
+{
 	SQL_TIMESTAMP_STRUCT ts;
 	SQLLEN		ind = 0;
 	SQLRETURN	rc;
@@ -530,7 +618,7 @@ FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result)
 		initStringInfo(&text);
 		found = FetchGetText(conn, stmt, col, &text);
 		if (found)
-			*result = parse_timestamp_text(text.data);
+			*result = parse_timestamp_text(text.data, table, column);
 		pfree(text.data);
 		return found;
 	}
@@ -568,4 +656,30 @@ FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result)
 		return false;
 	*result = v;
 	return true;
+}
+
+/*
+ * Read an integer cursor value of a named warehouse column.  A warehouse
+ * that keeps any value in any column (SQLite) is read as text and checked:
+ * text sorts after every number there, so a cut would stop at it.
+ * Returns false for SQL NULL.
+ */
+bool
+FetchGetIntOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
+			  const char *column, int64 *result)
+{
+	StringInfoData text;
+	bool		found;
+
+	if (!OdbcTimestampsAsText(conn))
+		return FetchGetInt(conn, stmt, col, result);
+	initStringInfo(&text);
+	found = FetchGetText(conn, stmt, col, &text);
+	if (found)
+	{
+		FetchCheckComparable(text.data, true, table, column);
+		*result = pg_strtoint64(text.data);
+	}
+	pfree(text.data);
+	return found;
 }

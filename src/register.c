@@ -200,6 +200,126 @@ non_negative(int value, const char *name)
 	return value;
 }
 
+/*
+ * An interval option of add_table or alter_table, given as text: a bare
+ * number ('3', '-1.5') is refused, since interval input would read it as
+ * seconds, where days were surely meant.  Zero needs no unit.  Anything
+ * else goes to interval input.
+ */
+static Interval *
+interval_option(const char *text, const char *name)
+{
+	bool		digits = false;
+	bool		nonzero = false;
+	bool		bare = true;
+	bool		negative_part = false;
+	bool		positive_part = false;
+	char		prev = ' ';		/* the last character that is not a space */
+	bool		minus = false;	/* prev is a '-' that is a sign */
+
+	/*
+	 * Mixed signs ('1 hour -5 minutes') are seen in the text: interval input
+	 * folds hours and minutes into one field.  A '-' is a sign unless it
+	 * follows a digit (as in an ISO 8601 date).
+	 */
+	for (const char *p = text; *p; p++)
+	{
+		if (*p >= '0' && *p <= '9' && !(prev >= '0' && prev <= '9') && prev != '.' && prev != ':')
+		{
+			if (minus)
+				negative_part = true;
+			else if (prev != '-')
+				positive_part = true;
+		}
+		if (*p != ' ' && *p != '\t')
+		{
+			minus = *p == '-' && !(prev >= '0' && prev <= '9');
+			prev = *p;
+		}
+	}
+	if (negative_part && positive_part)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not mix positive and negative parts: \"%s\"", name, text),
+				 errhint("Write it as one positive interval, such as '22 hours'.")));
+
+	for (const char *p = text; *p; p++)
+	{
+		if (*p >= '0' && *p <= '9')
+		{
+			digits = true;
+			nonzero |= *p != '0';
+		}
+		else if (!(*p == ' ' || *p == '\t' || *p == '+' || *p == '-' || *p == '.' || *p == '@'))
+		{
+			bare = false;
+			break;
+		}
+	}
+	if (bare && digits && nonzero)
+	{
+		char	   *number = pstrdup(text);
+		char	   *start = number;
+
+		while (*start == ' ' || *start == '\t' || *start == '@')
+			start++;
+		for (char *end = start + strlen(start); end > start && (end[-1] == ' ' || end[-1] == '\t');)
+			*--end = '\0';
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s \"%s\" has no unit", name, text),
+				 errdetail("A number without a unit would be read as seconds."),
+				 errhint("Write the unit, for example '%s days'.", start)));
+	}
+	return DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(text),
+												 ObjectIdGetDatum(InvalidOid),
+												 Int32GetDatum(-1)));
+}
+
+/* An interval as interval output writes it, for messages. */
+static char *
+interval_text(Interval *value)
+{
+	return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(value)));
+}
+
+/*
+ * Error unless an interval option is sane: not mixing signs ('1 day -2
+ * hours'), not negative, at most 100 years, and, unless zero, at least one
+ * second (with min_second).  Zero itself is left to the caller.
+ */
+static void
+check_interval(Interval *value, const char *name, bool min_second)
+{
+	bool		any_negative = value->month < 0 || value->day < 0 || value->time < 0;
+	bool		any_positive = value->month > 0 || value->day > 0 || value->time > 0;
+	Datum		limit = DirectFunctionCall3(interval_in, CStringGetDatum("100 years"),
+											ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	Datum		second = DirectFunctionCall3(interval_in, CStringGetDatum("1 second"),
+											 ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+
+	if (any_negative && any_positive)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not mix positive and negative parts: \"%s\"",
+						name, interval_text(value)),
+				 errhint("Write it as one positive interval, such as '22 hours'.")));
+	if (any_negative)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", name)));
+	if (DatumGetBool(DirectFunctionCall2(interval_gt, IntervalPGetDatum(value), limit)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at most 100 years, not \"%s\"", name, interval_text(value))));
+	if (min_second && any_positive &&
+		DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(value), second)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at least 1 second, not \"%s\"", name, interval_text(value)),
+				 errhint("Write the unit, for example '3 days'.")));
+}
+
 /* Is this interval below zero (or, with or_zero, not above it)? */
 static bool
 interval_not_positive(Interval *value, bool or_zero)
@@ -223,10 +343,9 @@ check_options(TableConfig *cfg)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("cursor_column must not be NULL in mode '%s'", CatalogModeName(cfg->mode)),
 				 errhint("Name the warehouse column that marks when each row was written, such as synced_at; only mode 'snapshot' works without one.")));
-	if (interval_not_positive(cfg->hot_window, false))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hot_window must not be negative")));
+	check_interval(cfg->hot_window, "hot_window", true);
+	if (cfg->initial_chunk)
+		check_interval(cfg->initial_chunk, "initial_chunk", true);
 	if (cfg->initial_chunk && interval_not_positive(cfg->initial_chunk, true))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -311,11 +430,12 @@ check_against_warehouse(TableConfig *cfg, RemoteTable *rt)
 			negative = n < 0;
 		}
 		else
-			negative = interval_not_positive(DatumGetIntervalP(DirectFunctionCall3(interval_in,
-																				   CStringGetDatum(cfg->cursor_overlap),
-																				   ObjectIdGetDatum(InvalidOid),
-																				   Int32GetDatum(-1))),
-											 false);
+		{
+			Interval   *overlap = interval_option(cfg->cursor_overlap, "cursor_overlap");
+
+			check_interval(overlap, "cursor_overlap", false);
+			negative = interval_not_positive(overlap, false);
+		}
 		if (negative)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -572,8 +692,9 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	cfg.server_name = NameStr(*PG_GETARG_NAME(1));
 	cfg.cursor_column = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
 	cfg.event_column = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
-	cfg.hot_window = PG_GETARG_INTERVAL_P(5);
-	cfg.initial_chunk = PG_ARGISNULL(8) ? NULL : PG_GETARG_INTERVAL_P(8);
+	cfg.hot_window = interval_option(text_to_cstring(PG_GETARG_TEXT_PP(5)), "hot_window");
+	cfg.initial_chunk = PG_ARGISNULL(8) ? NULL :
+		interval_option(text_to_cstring(PG_GETARG_TEXT_PP(8)), "initial_chunk");
 	cfg.parallel = PG_ARGISNULL(9) ? 1 : PG_GETARG_INT32(9);
 	cfg.mode = PG_ARGISNULL(10) ? SYNC_UPSERT : CatalogParseMode(text_to_cstring(PG_GETARG_TEXT_PP(10)));
 	cfg.cursor_overlap = PG_ARGISNULL(11) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(11));
@@ -765,11 +886,16 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	cfg->cursor_column = text_option(fcinfo, 5, cfg->cursor_column);
 	cfg->cursor_overlap = text_option(fcinfo, 6, cfg->cursor_overlap);
 	if (!PG_ARGISNULL(7))
-		cfg->hot_window = PG_GETARG_INTERVAL_P(7);
+		cfg->hot_window = interval_option(text_to_cstring(PG_GETARG_TEXT_PP(7)), "hot_window");
 	if (!PG_ARGISNULL(8))
-		cfg->initial_chunk = interval_not_positive(PG_GETARG_INTERVAL_P(8), true) &&
-			!interval_not_positive(PG_GETARG_INTERVAL_P(8), false) ?
-			NULL : PG_GETARG_INTERVAL_P(8); /* '0' clears it */
+	{
+		Interval   *chunk = interval_option(text_to_cstring(PG_GETARG_TEXT_PP(8)),
+											"initial_chunk");
+
+		check_interval(chunk, "initial_chunk", true);
+		cfg->initial_chunk = interval_not_positive(chunk, true) &&
+			!interval_not_positive(chunk, false) ? NULL : chunk;	/* '0' clears it */
+	}
 	if (!PG_ARGISNULL(9))
 		cfg->parallel = PG_GETARG_INT32(9);
 	/* -1: back to the server's option */

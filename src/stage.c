@@ -57,6 +57,7 @@ typedef struct StageFeed
 	pg_cryptohash_ctx *sha;		/* made once per load, reset per value */
 	StringInfoData plain;		/* a masked value before hashing */
 	bool	   *is_key;			/* a NULL here fails the cycle */
+	int			check_col;		/* the cursor, read as text and checked; or -1 */
 	char	  **names;
 	StringInfoData line;		/* the current row as a COPY text line */
 	bool		eof;
@@ -338,6 +339,10 @@ next_row:
 			case FETCH_TEXT:
 				OdbcAppendUtf16(&feed->line, (const SQLWCHAR *) data,
 								len / sizeof(SQLWCHAR), true);
+				if (i == feed->check_col)
+					FetchCheckComparable(feed->line.data + before,
+										 feed->cfg->cursor_kind == CURSOR_INTEGER,
+										 feed->cfg->remote_table, feed->names[i]);
 				break;
 		}
 		feed->result->bytes_pulled += feed->line.len - before;
@@ -619,8 +624,20 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	}
 	state.block = FetchBegin(conn, stmt, state.ncols, state.is_binary);
 	state.kind = palloc(sizeof(FetchKind) * state.ncols);
+	state.check_col = -1;
 	for (i = 0; i < state.ncols; i++)
+	{
 		state.kind[i] = FetchColumnKind(state.block, i);
+
+		/*
+		 * A warehouse that compares timestamps as text (SQLite) takes any
+		 * value in any column: a cursor value in another form than the
+		 * bounds' sorts apart from them, and fails the cycle.
+		 */
+		if (OdbcTimestampsAsText(conn) && state.kind[i] == FETCH_TEXT && !state.is_masked[i] &&
+			cfg->cursor_column && strcmp(state.names[i], cfg->cursor_column) == 0)
+			state.check_col = i;
+	}
 
 	rel = table_open(stage_relid, RowExclusiveLock);
 	pstate = make_parsestate(NULL);

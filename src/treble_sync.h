@@ -127,7 +127,8 @@ typedef struct CycleResult
 	int64		bytes_pulled;
 	char	   *drift;			/* schema drift seen, or NULL */
 	int64		rows_bad;		/* rows set aside (quarantined or skipped) */
-	char	   *warnings;		/* failed 'warn' checks, or NULL */
+	int64		rows_null_cursor;	/* warehouse rows with a NULL cursor */
+	char	   *warnings;		/* NULL cursors, failed 'warn' checks; or NULL */
 	int64		run_id;			/* the run these figures belong to */
 } CycleResult;
 
@@ -217,6 +218,12 @@ extern int	FetchResultColumns(OdbcConn *conn, SQLHSTMT stmt);
 extern bool FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf);
 extern bool FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result);
 extern bool FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
+extern bool FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
+								const char *column, Timestamp *result);
+extern bool FetchGetIntOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
+						  const char *column, int64 *result);
+extern void FetchCheckComparable(const char *text, bool integer, const char *table,
+								 const char *column);
 
 extern bool OdbcTimestampsAsText(OdbcConn *conn);
 

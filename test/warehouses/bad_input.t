@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+#
+# Bad input fails loudly, against the SQLite warehouse (which keeps any
+# value in any column, and compares timestamps as text):
+#
+#   text times  a cursor value in another text form than the one
+#               treble_sync's bounds are written in (a 'T' between date and
+#               time, a zone suffix) fails the cycle with an error naming
+#               the column and the form found, and a hint giving the form
+#               needed; as the table's latest value (the cut) and among the
+#               rows of a pull; the watermark stays, and once the row is
+#               fixed the next cycle converges
+#   integers    a text value in an INTEGER cursor fails the cycle the same way
+#   NULL cursor rows without a cursor are counted in the run
+#               (rows_null_cursor) and named in its warnings
+#
+# Expects the clusters of .ci/clusters to be running and their env file
+# sourced (TS_*, PGHOST/PGPORT/PGUSER). Prints TAP.
+
+set -u
+
+n=0
+failed=0
+ok()  { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+# check NAME EXPECTED ACTUAL
+check() {
+    if [[ $2 == "$3" ]]; then
+        ok "$1"
+    else
+        nok "$1"
+        echo "#   expected: $2"
+        echo "#        got: $3"
+    fi
+}
+
+DB=ts_bad_input
+q()  { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+wh() { sqlite3 -batch "$TS_SQLITE_DB"; }
+watermark() { q -c "SELECT coalesce(watermark, 'none') FROM treble_sync.tables WHERE name = '$1'"; }
+sync() { q -F ' ' -c "SELECT status, rows_inserted, rows_updated FROM treble_sync.sync_table('$1')"; }
+
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
+    -c "CREATE DATABASE $DB" >/dev/null
+q <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION treble_sync;
+DO $$
+BEGIN
+    EXECUTE format('CREATE SERVER w FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
+                   current_setting('treble_test.sqlite_odbc'));
+END
+$$;
+CREATE USER MAPPING FOR CURRENT_USER SERVER w;
+SQL
+
+HINT="HINT: Store timestamps as text in the form 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits, as datetime() writes them."
+
+# --- text times: the latest value in another form
+wh <<'SQL'
+DROP TABLE IF EXISTS times;
+CREATE TABLE times (id INTEGER, note TEXT, synced_at TIMESTAMP);
+INSERT INTO times VALUES (1, 'secret one', '2026-11-28 10:00:00');
+SQL
+q -c "SET client_min_messages = warning" \
+  -c "SELECT name FROM treble_sync.add_table('times', 'w', key_columns => '{id}')" >/dev/null
+check "a first sync in the right form succeeds" "success 1 0" "$(sync times)"
+check "its watermark" "2026-11-28 10:00:00" "$(watermark times)"
+
+wh <<'SQL'
+INSERT INTO times VALUES (2, 'secret two', '2026-11-28T11:00:00Z');
+SQL
+out=$(q -c "SELECT status, error FROM treble_sync.sync_table('times')")
+check "a cut in another form fails the cycle, naming the column and the form found" \
+"failed|warehouse column \"synced_at\" of table \"times\" holds a timestamp in a form that cannot be compared
+DETAIL: Found \"2026-11-28T11:00:00Z\". SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop.
+$HINT" "$out"
+check "the error holds none of the row's other values" "0" \
+    "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE error LIKE '%secret%'")"
+check "the watermark stays" "2026-11-28 10:00:00" "$(watermark times)"
+
+# rows written later in the right form are not lost behind it
+wh <<<"INSERT INTO times VALUES (3, 'three', '2026-11-28 12:00:00');"
+check "while the value is there, every cycle fails" "failed" \
+    "$(q -c "SELECT status FROM treble_sync.sync_table('times')")"
+wh <<<"UPDATE times SET synced_at = '2026-11-28 11:00:00' WHERE id = 2;"
+check "once the value is fixed, the next cycle takes every row" "success 2 0" "$(sync times)"
+check "and the watermark moves on" "2026-11-28 12:00:00" "$(watermark times)"
+check "the copy holds every row" "1,2,3" "$(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM times")"
+
+# --- text times: a value in another form among the rows of a pull, not the latest
+wh <<'SQL'
+INSERT INTO times VALUES (4, 'four', '2026-11-28 13:00:00+00:00');
+INSERT INTO times VALUES (5, 'five', '2026-11-29 09:00:00');
+SQL
+out=$(q -c "SELECT status, split_part(error, E'\n', 2) FROM treble_sync.sync_table('times')")
+check "a value in another form inside a pull fails the cycle too" \
+    "failed|DETAIL: Found \"2026-11-28 13:00:00+00:00\". SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop." \
+    "$out"
+check "and nothing of it was applied" "1,2,3 2026-11-28 12:00:00" \
+    "$(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM times") $(watermark times)"
+wh <<<"UPDATE times SET synced_at = '2026-11-28 13:00:00.5' WHERE id = 4;"
+check "fixed, it converges" "success 2 0" "$(sync times)"
+
+# --- rows without a cursor are counted, in every run, and named in its warnings
+wh <<<"INSERT INTO times VALUES (6, 'six', NULL), (7, 'seven', '2026-11-29 10:00:00');"
+check "rows with a NULL cursor are counted and reported" \
+    "success|1|1|1 row with a NULL cursor \"synced_at\" is not synced" \
+    "$(q -c "SELECT status, rows_inserted, rows_null_cursor, warnings FROM treble_sync.sync_table('times')")"
+check "and the row is not in the copy" "0" "$(q -c "SELECT count(*) FROM times WHERE id = 6")"
+
+# --- a text value in an INTEGER cursor
+wh <<'SQL'
+DROP TABLE IF EXISTS events;
+CREATE TABLE events (id INTEGER, event_no INTEGER);
+INSERT INTO events VALUES (1, 1), (2, 2), (3, 'x3');
+SQL
+q -c "SET client_min_messages = warning" \
+  -c "SELECT name FROM treble_sync.add_table('events', 'w', key_columns => '{id}', cursor_column => 'event_no', mode => 'append')" >/dev/null
+out=$(q -c "SELECT status, split_part(error, E'\n', 1) FROM treble_sync.sync_table('events')")
+check "text in an integer cursor fails the cycle" \
+    "failed|warehouse column \"event_no\" of table \"events\" holds an integer in a form that cannot be compared" "$out"
+wh <<<"UPDATE events SET event_no = 3 WHERE id = 3;"
+check "fixed, it converges" "success 3 0" "$(sync events)"
+
+echo "1..$n"
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null
+exit $((failed > 0))
