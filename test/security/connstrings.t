@@ -113,6 +113,15 @@ if [[ -n $MARIA_CS ]]; then
 else
     skip "MariaDB is not installed"; skip "MariaDB is not installed"; skip "MariaDB is not installed"
 fi
+# the same keys spelled otherwise: ODBC keys are case-insensitive, spaces
+# around them are dropped, and a repeated key must not slip past
+refuse_key "a lowercase connsettings" connsettings "$PG_CS;connsettings={SET search_path = public}"
+refused "non-superuser: a second Driver= naming a path is refused" sec_conn_user \
+    "$(create_server s_bad$n "$PG_CS;Driver=$TMP/evil.so")" HV00D
+refused "non-superuser: a key with spaces around it is refused" sec_conn_user \
+    "$(create_server s_bad$n "$PG_CS; ConnSettings ={SET search_path = public}")" HV00D
+refused "non-superuser: an SQLite driver registered under another name is refused" sec_conn_user \
+    "$(create_server s_bad$n "Driver={SQLite};Database=$TS_SQLITE_DB")" ""
 refused "non-superuser: an SQLite server is refused, even a plain one" sec_conn_user \
     "$(create_server s_bad$n "$LITE_CS")" ""
 refused "non-superuser: SQLite LoadExt is refused" sec_conn_user \

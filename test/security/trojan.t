@@ -81,7 +81,7 @@ fi
 
 # the trigger fired, and as whom
 ran_as() { sq -c "SELECT coalesce(string_agg(DISTINCT who, ',' ORDER BY who), '(never ran)') FROM troj_log WHERE tbl = '$1'"; }
-new_rows() { whq -c "INSERT INTO $1 SELECT coalesce(max(id), 0) + 1, 'n', '2026-11-28 01:00' FROM $1"; }
+new_rows() { whq -c "INSERT INTO $1 SELECT max(id) + 1, 'n', max(synced_at) + interval '1 hour' FROM $1"; }
 
 # --- sync_table by a superuser
 try postgres "SELECT status FROM treble_sync.sync_table('sec_troj_sends')"
