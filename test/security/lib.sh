@@ -1,0 +1,157 @@
+# Helpers shared by the security suite (test/security/*.t), sourced by each
+# script after it sets DB (its own database) and ROLES (the cluster-wide
+# roles it creates, all dropped again when it exits).
+#
+# Expects the clusters of .ci/clusters to be running and their env file
+# sourced (TS_*, PGHOST/PGPORT/PGUSER=postgres). Prints TAP, with the plan
+# at the end. Nothing printed ever holds a password: every diagnostic goes
+# through redact.
+
+set -u
+
+n=0
+failed=0
+SECRETS=("$TS_WH_PASSWORD")
+
+# replace every secret the script knows of (SECRETS) by <secret>
+redact() {
+    local s=$1 secret
+    for secret in "${SECRETS[@]}"; do
+        [[ -n $secret ]] && s=${s//"$secret"/<secret>}
+    done
+    printf '%s' "$s"
+}
+diag() { redact "$*" | head -c 2000 | sed 's/^/#   /'; echo; }
+ok()   { n=$((n + 1)); echo "ok $n - $1"; }
+nok()  { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n # skip $1"; }
+# a known hole, reported without failing the suite
+todo() { n=$((n + 1)); if [[ $2 == pass ]]; then echo "ok $n - $1 # TODO $3"; else echo "not ok $n - $1 # TODO $3"; fi; }
+# check NAME EXPECTED ACTUAL
+check() {
+    if [[ $2 == "$3" ]]; then
+        ok "$1"
+    else
+        nok "$1"
+        diag "expected: $2"
+        diag "     got: $3"
+    fi
+}
+
+# run SQL (stdin or -c ...) in $DB as a role (login), tuples only; fails on
+# the first error
+as() {
+    local role=$1
+    shift
+    psql -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -U "$role" -d "$DB" "$@"
+}
+sq() { as postgres "$@"; }
+
+# try ROLE SQL: run one statement (or script) as ROLE; sets RC, OUT, ERR and
+# STATE (the SQLSTATE of the first error, empty if none)
+try() {
+    local role=$1 sql=$2 f
+    f=$(mktemp)
+    OUT=$(as "$role" 2>"$f" <<<"$sql")
+    RC=$?
+    ERR=$(cat "$f")
+    rm -f "$f"
+    STATE=$(sed -n 's/^\(psql:[^ ]* \)\{0,1\}\(ERROR\|FATAL\):  \([0-9A-Z]\{5\}\): .*/\3/p' <<<"$ERR" | head -n 1)
+}
+
+# refused NAME ROLE SQL STATES [WORD...]: the statement fails with one of
+# STATES (a |-separated list, or "" for any error), and the error names
+# every WORD (case-insensitive)
+refused() {
+    local name=$1 role=$2 sql=$3 states=$4 word bad=""
+    shift 4
+    try "$role" "$sql"
+    if ((RC == 0)); then
+        bad="it was accepted"
+    elif [[ -n $states && "|$states|" != *"|$STATE|"* ]]; then
+        bad="SQLSTATE $STATE, wanted $states"
+    else
+        for word in "$@"; do
+            if [[ ${ERR,,} != *"${word,,}"* ]]; then
+                bad="the error does not name '$word'"
+                break
+            fi
+        done
+    fi
+    if [[ -z $bad ]]; then
+        ok "$name"
+    else
+        nok "$name"
+        diag "$bad"
+        [[ -n $ERR ]] && diag "$(head -n 3 <<<"$ERR")"
+    fi
+}
+
+# accepted NAME ROLE SQL: the statement succeeds
+accepted() {
+    try "$2" "$3"
+    if ((RC == 0)); then
+        ok "$1"
+    else
+        nok "$1"
+        diag "$(head -n 3 <<<"$ERR")"
+    fi
+}
+
+is_super() { sq -c "SELECT rolsuper FROM pg_roles WHERE rolname = '$1'"; }
+
+# run SQL on the PostgreSQL warehouse (database wh) as its superuser
+whq() {
+    PGOPTIONS="-c client_min_messages=warning" \
+        psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@"
+}
+
+# a fresh database with the extension, and fresh roles
+setup_db() {
+    local r
+    psql -X -q -d postgres -c "SET client_min_messages = warning" \
+        -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
+    for r in "${ROLES[@]}"; do
+        psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS $r" >/dev/null
+    done
+    psql -X -q -d postgres -c "CREATE DATABASE $DB" >/dev/null
+    sq -c "SET client_min_messages = warning" -c "CREATE EXTENSION treble_sync" >/dev/null
+    for r in "${ROLES[@]}"; do
+        psql -X -q -d postgres -c "CREATE ROLE $r LOGIN" >/dev/null
+    done
+}
+
+# drop the database, then the roles (cluster-wide); the exit status is the
+# number of failed tests (capped)
+finish() {
+    local r
+    psql -X -q -d postgres -c "SET client_min_messages = warning" \
+        -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
+    for r in "${ROLES[@]}"; do
+        psql -X -q -d postgres -c "SET client_min_messages = warning" \
+            -c "DROP ROLE IF EXISTS $r" >/dev/null 2>&1
+    done
+    echo "1..$n"
+    exit $((failed > 0))
+}
+
+# the PostgreSQL warehouse's credentials as a user mapping for ROLE on SERVER
+# (the password goes through current_setting, never through the command line)
+map_reader() {
+    local role=$1 server=$2
+    as "$role" <<SQL
+DO \$\$
+BEGIN
+    EXECUTE format('CREATE USER MAPPING FOR %I SERVER %I OPTIONS (user %L, password %L)',
+                   '$role', '$server', current_setting('treble_test.wh_user'),
+                   current_setting('treble_test.wh_password'));
+END
+\$\$;
+SQL
+}
+
+# a server of the wrapper owned by the superuser, from a treble_test.* setting
+su_server() {
+    local server=$1 setting=$2
+    sq -c "DO \$\$ BEGIN EXECUTE format('CREATE SERVER $server FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)', current_setting('$setting')); END \$\$"
+}
