@@ -314,7 +314,7 @@ treble_sync_drop_check(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT t.local_table::pg_catalog.oid FROM treble_sync.checks c"
-							  " JOIN treble_sync.tables t USING (table_id)"
+							  " JOIN treble_sync.tables t ON t.table_id OPERATOR(pg_catalog.=) c.table_id"
 							  " WHERE c.check_id OPERATOR(pg_catalog.=) $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look the check up");
