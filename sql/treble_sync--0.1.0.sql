@@ -164,31 +164,34 @@ GRANT SELECT ON treble_sync.tables, treble_sync.runs, treble_sync.load_chunks TO
 CREATE VIEW treble_sync.progress AS
 SELECT t.name AS table_name,
        p.param12 AS run_id,
-       CASE p.param13
-           WHEN 1 THEN 'connecting'
-           WHEN 2 THEN 'freezing the cut'
-           WHEN 3 THEN 'planning chunks'
-           WHEN 4 THEN 'pulling'
-           WHEN 5 THEN 'merging'
-           WHEN 6 THEN 'refreshing the hot window'
-           WHEN 7 THEN 'waiting for chunk workers'
-           WHEN 8 THEN 'committing'
+       CASE
+           WHEN p.param13 OPERATOR(pg_catalog.=) 1 THEN 'connecting'
+           WHEN p.param13 OPERATOR(pg_catalog.=) 2 THEN 'freezing the cut'
+           WHEN p.param13 OPERATOR(pg_catalog.=) 3 THEN 'planning chunks'
+           WHEN p.param13 OPERATOR(pg_catalog.=) 4 THEN 'pulling'
+           WHEN p.param13 OPERATOR(pg_catalog.=) 5 THEN 'merging'
+           WHEN p.param13 OPERATOR(pg_catalog.=) 6 THEN 'refreshing the hot window'
+           WHEN p.param13 OPERATOR(pg_catalog.=) 7 THEN 'waiting for chunk workers'
+           WHEN p.param13 OPERATOR(pg_catalog.=) 8 THEN 'committing'
        END AS phase,
        nullif(p.param14, 0)::integer AS chunk,
        nullif(p.param15, 0)::integer AS chunks,
        p.param16 AS rows_read,
        p.param17 AS bytes_read,
-       round(p.param16 / greatest(extract(epoch FROM now() - s.started), 0.001))::bigint
+       pg_catalog.round(p.param16 OPERATOR(pg_catalog./) greatest(extract(epoch FROM
+           pg_catalog.now() OPERATOR(pg_catalog.-) s.started), 0.001))::bigint
            AS rows_per_second,
-       now() - s.started AS elapsed,
-       now() - s.phase_at AS in_phase,
+       pg_catalog.now() OPERATOR(pg_catalog.-) s.started AS elapsed,
+       pg_catalog.now() OPERATOR(pg_catalog.-) s.phase_at AS in_phase,
        p.pid AS worker_pid
 FROM pg_catalog.pg_stat_get_progress_info('COPY') p
 CROSS JOIN LATERAL (  -- microseconds since PostgreSQL's epoch
-    SELECT timestamptz '2000-01-01 00:00+00' + p.param18 * interval '1 microsecond' AS started,
-           timestamptz '2000-01-01 00:00+00' + p.param19 * interval '1 microsecond' AS phase_at) s
-JOIN treble_sync.tables t ON t.table_id = p.param11
-WHERE p.param20 = 1416782385;   -- 0x54726231, the marker of a treble_sync cycle
+    SELECT pg_catalog.timestamptz '2000-01-01 00:00+00' OPERATOR(pg_catalog.+)
+               (p.param18 OPERATOR(pg_catalog.*) interval '1 microsecond') AS started,
+           pg_catalog.timestamptz '2000-01-01 00:00+00' OPERATOR(pg_catalog.+)
+               (p.param19 OPERATOR(pg_catalog.*) interval '1 microsecond') AS phase_at) s
+JOIN treble_sync.tables t ON t.table_id OPERATOR(pg_catalog.=) p.param11
+WHERE p.param20 OPERATOR(pg_catalog.=) 1416782385;   -- 0x54726231, the marker of a treble_sync cycle
 COMMENT ON VIEW treble_sync.progress IS 'cycles running now: phase, rows and bytes read, speed';
 GRANT SELECT ON treble_sync.progress TO PUBLIC;
 GRANT USAGE ON SCHEMA treble_sync TO PUBLIC;
@@ -303,11 +306,12 @@ GRANT SELECT ON treble_sync.incidents TO PUBLIC;
 -- for an integer cursor or before the first cycle.
 CREATE FUNCTION treble_sync.watermark_time(t treble_sync.tables)
 RETURNS timestamptz LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT CASE WHEN t.cursor_kind = 'timestamp' AND t.watermark IS NOT NULL
+    SELECT CASE WHEN t.cursor_kind OPERATOR(pg_catalog.=) 'timestamp' AND t.watermark IS NOT NULL
                 THEN t.watermark::timestamp AT TIME ZONE coalesce(
-                    (SELECT split_part(o, '=', 2) FROM pg_foreign_server s,
-                            unnest(s.srvoptions) o
-                     WHERE s.srvname = t.server_name AND o LIKE 'timezone=%'), 'UTC')
+                    (SELECT pg_catalog.split_part(o, '=', 2) FROM pg_catalog.pg_foreign_server s,
+                            pg_catalog.unnest(s.srvoptions) o
+                     WHERE s.srvname OPERATOR(pg_catalog.=) t.server_name
+                       AND o OPERATOR(pg_catalog.~~) 'timezone=%'), 'UTC')
            END
 $$;
 
@@ -315,9 +319,10 @@ $$;
 -- watermark is not a time, now minus the end of its last successful run.
 CREATE FUNCTION treble_sync.freshness(t treble_sync.tables)
 RETURNS interval LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT now() - coalesce(treble_sync.watermark_time(t),
-        (SELECT max(r.finished_at) FROM treble_sync.runs r
-         WHERE r.table_name = t.name AND r.status IN ('success', 'empty')))
+    SELECT pg_catalog.now() OPERATOR(pg_catalog.-) coalesce(treble_sync.watermark_time(t),
+        (SELECT pg_catalog.max(r.finished_at) FROM treble_sync.runs r
+         WHERE r.table_name OPERATOR(pg_catalog.=) t.name
+           AND r.status OPERATOR(pg_catalog.=) ANY ('{success,empty}'::pg_catalog.text[])))
 $$;
 
 -- Open or close a table's incident of one kind; NOTIFY treble_sync when
@@ -337,12 +342,13 @@ BEGIN
         VALUES (t.table_id, incident_kind, run.run_id)
         ON CONFLICT (table_id, kind) WHERE closed_at IS NULL DO NOTHING
         RETURNING x.* INTO i;
-        event := CASE incident_kind WHEN 'failing' THEN 'failed' ELSE 'stale' END;
+        event := CASE WHEN incident_kind OPERATOR(pg_catalog.=) 'failing' THEN 'failed' ELSE 'stale' END;
     ELSE
-        UPDATE treble_sync.incidents x SET closed_at = clock_timestamp(), closed_by = run.run_id
-        WHERE x.table_id = t.table_id AND x.kind = incident_kind AND x.closed_at IS NULL
+        UPDATE treble_sync.incidents x SET closed_at = pg_catalog.clock_timestamp(), closed_by = run.run_id
+        WHERE x.table_id OPERATOR(pg_catalog.=) t.table_id AND x.kind OPERATOR(pg_catalog.=) incident_kind
+          AND x.closed_at IS NULL
         RETURNING x.* INTO i;
-        event := CASE incident_kind WHEN 'failing' THEN 'recovered' ELSE 'fresh' END;
+        event := CASE WHEN incident_kind OPERATOR(pg_catalog.=) 'failing' THEN 'recovered' ELSE 'fresh' END;
     END IF;
     IF i.incident_id IS NULL THEN
         RETURN;                     -- already open, or nothing to close
@@ -368,17 +374,20 @@ DECLARE
     r treble_sync.runs;
     t treble_sync.tables;
 BEGIN
-    SELECT * INTO r FROM treble_sync.runs x WHERE x.run_id = after_run.run_id;
-    SELECT * INTO t FROM treble_sync.tables x WHERE x.name = r.table_name;
-    IF t.table_id IS NULL OR r.status NOT IN ('success', 'empty', 'failed') THEN
+    SELECT * INTO r FROM treble_sync.runs x WHERE x.run_id OPERATOR(pg_catalog.=) after_run.run_id;
+    SELECT * INTO t FROM treble_sync.tables x WHERE x.name OPERATOR(pg_catalog.=) r.table_name;
+    IF t.table_id IS NULL
+       OR r.status OPERATOR(pg_catalog.<>) ALL ('{success,empty,failed}'::pg_catalog.text[]) THEN
         RETURN;
     END IF;
-    PERFORM treble_sync.incident(t, 'failing', r.status = 'failed', r);
+    PERFORM treble_sync.incident(t, 'failing', r.status OPERATOR(pg_catalog.=) 'failed', r);
     PERFORM treble_sync.incident(t, 'stale',
-        treble_sync.freshness(t) > current_setting('treble_sync.freshness_alert')::interval, r);
+        treble_sync.freshness(t) OPERATOR(pg_catalog.>)
+            pg_catalog.current_setting('treble_sync.freshness_alert')::interval, r);
     IF retention IS NOT NULL THEN
         DELETE FROM treble_sync.runs x
-        WHERE x.table_name = t.name AND x.finished_at < now() - retention;
+        WHERE x.table_name OPERATOR(pg_catalog.=) t.name
+          AND x.finished_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) retention);
     END IF;
 END
 $$;
@@ -391,12 +400,13 @@ CREATE FUNCTION treble_sync.schedules()
 RETURNS TABLE (job_name text, jobid bigint, schedule text, active boolean)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF to_regclass('cron.job') IS NULL THEN
+    IF pg_catalog.to_regclass('cron.job') IS NULL THEN
         RETURN;
     END IF;
     RETURN QUERY EXECUTE
-        'SELECT jobname::text, jobid, schedule::text, active FROM cron.job
-         WHERE jobname LIKE ''treble_sync: %'' AND database = current_database()';
+        'SELECT jobname::pg_catalog.text, jobid, schedule::pg_catalog.text, active FROM cron.job
+         WHERE jobname OPERATOR(pg_catalog.~~) ''treble_sync: %''
+           AND database OPERATOR(pg_catalog.=) pg_catalog.current_database()';
 END
 $$;
 
@@ -404,7 +414,7 @@ $$;
 CREATE FUNCTION treble_sync.require_pg_cron()
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF to_regnamespace('cron') IS NULL THEN
+    IF pg_catalog.to_regnamespace('cron') IS NULL THEN
         RAISE EXCEPTION USING
             ERRCODE = 'feature_not_supported',
             MESSAGE = 'pg_cron is not installed in this database',
@@ -418,13 +428,13 @@ CREATE FUNCTION treble_sync.schedule(name text, cron text)
 RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_pg_cron();
-    IF NOT EXISTS (SELECT 1 FROM treble_sync.tables t WHERE t.name = schedule.name) THEN
+    IF NOT EXISTS (SELECT 1 FROM treble_sync.tables t WHERE t.name OPERATOR(pg_catalog.=) schedule.name) THEN
         RAISE EXCEPTION USING
             ERRCODE = 'undefined_object',
-            MESSAGE = format('table "%s" is not registered with treble_sync', name);
+            MESSAGE = pg_catalog.format('table "%s" is not registered with treble_sync', name);
     END IF;
-    RETURN cron.schedule('treble_sync: ' || name, cron,
-                         format('SELECT treble_sync.sync_table(%L)', name));
+    RETURN cron.schedule('treble_sync: ' OPERATOR(pg_catalog.||) name, cron,
+                         pg_catalog.format('SELECT treble_sync.sync_table(%L)', name));
 END
 $$;
 COMMENT ON FUNCTION treble_sync.schedule IS
@@ -434,8 +444,8 @@ CREATE FUNCTION treble_sync.schedule_all(cron text, server name DEFAULT NULL)
 RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_pg_cron();
-    RETURN cron.schedule('treble_sync: ' || coalesce('all ' || server, 'all'), cron,
-                         format('SELECT treble_sync.sync_all(%L)', server));
+    RETURN cron.schedule('treble_sync: ' OPERATOR(pg_catalog.||) coalesce('all ' OPERATOR(pg_catalog.||) server, 'all'),
+                         cron, pg_catalog.format('SELECT treble_sync.sync_all(%L)', server));
 END
 $$;
 COMMENT ON FUNCTION treble_sync.schedule_all IS
@@ -445,10 +455,11 @@ CREATE FUNCTION treble_sync.unschedule(name text)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_pg_cron();
-    IF NOT EXISTS (SELECT 1 FROM treble_sync.schedules() s WHERE s.job_name = 'treble_sync: ' || name) THEN
+    IF NOT EXISTS (SELECT 1 FROM treble_sync.schedules() s
+                   WHERE s.job_name OPERATOR(pg_catalog.=) ('treble_sync: ' OPERATOR(pg_catalog.||) name)) THEN
         RETURN false;
     END IF;
-    RETURN cron.unschedule('treble_sync: ' || name);
+    RETURN cron.unschedule('treble_sync: ' OPERATOR(pg_catalog.||) name);
 END
 $$;
 COMMENT ON FUNCTION treble_sync.unschedule IS
@@ -462,29 +473,30 @@ SELECT t.name AS table_name,
        s.schedule,
        last.status AS last_status,
        last.finished_at AS last_run_at,
-       last.finished_at - last.started_at AS last_duration,
+       last.finished_at OPERATOR(pg_catalog.-) last.started_at AS last_duration,
        t.watermark,
-       CASE WHEN t.cursor_kind = 'timestamp' THEN
-           last.cut::timestamp - t.watermark::timestamp END AS lag,
-       round(extract(epoch FROM treble_sync.freshness(t)))::bigint AS freshness_seconds,
-       (SELECT count(*) FROM treble_sync.runs f
-        WHERE f.table_name = t.name AND f.status = 'failed'
-          AND f.run_id > coalesce((SELECT max(ok.run_id) FROM treble_sync.runs ok
-                                   WHERE ok.table_name = t.name
-                                     AND ok.status IN ('success', 'empty')), 0)
+       CASE WHEN t.cursor_kind OPERATOR(pg_catalog.=) 'timestamp' THEN
+           last.cut::timestamp OPERATOR(pg_catalog.-) t.watermark::timestamp END AS lag,
+       pg_catalog.round(extract(epoch FROM treble_sync.freshness(t)))::bigint AS freshness_seconds,
+       (SELECT pg_catalog.count(*) FROM treble_sync.runs f
+        WHERE f.table_name OPERATOR(pg_catalog.=) t.name AND f.status OPERATOR(pg_catalog.=) 'failed'
+          AND f.run_id OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(ok.run_id) FROM treble_sync.runs ok
+                                   WHERE ok.table_name OPERATOR(pg_catalog.=) t.name
+                                     AND ok.status OPERATOR(pg_catalog.=) ANY ('{success,empty}'::pg_catalog.text[])), 0)
        ) AS consecutive_failures,
        (SELECT e.error FROM treble_sync.runs e
-        WHERE e.table_name = t.name AND e.status = 'failed'
+        WHERE e.table_name OPERATOR(pg_catalog.=) t.name AND e.status OPERATOR(pg_catalog.=) 'failed'
         ORDER BY e.run_id DESC LIMIT 1) AS last_error,
        greatest(c.reltuples, 0)::bigint AS rows_estimate
 FROM treble_sync.tables t
-LEFT JOIN pg_catalog.pg_class c ON c.oid = t.local_table
+LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.local_table
 LEFT JOIN LATERAL (SELECT * FROM treble_sync.runs r
-                   WHERE r.table_name = t.name AND r.status IN ('success', 'empty', 'failed')
+                   WHERE r.table_name OPERATOR(pg_catalog.=) t.name
+                     AND r.status OPERATOR(pg_catalog.=) ANY ('{success,empty,failed}'::pg_catalog.text[])
                    ORDER BY r.run_id DESC LIMIT 1) last ON true
-LEFT JOIN LATERAL (SELECT string_agg(x.schedule, ', ') AS schedule
+LEFT JOIN LATERAL (SELECT pg_catalog.string_agg(x.schedule, ', ') AS schedule
                    FROM treble_sync.schedules() x
-                   WHERE x.job_name = 'treble_sync: ' || t.name) s ON true
+                   WHERE x.job_name OPERATOR(pg_catalog.=) ('treble_sync: ' OPERATOR(pg_catalog.||) t.name)) s ON true
 WHERE treble_sync.may_read_log(t.owner, t.name, false);
 COMMENT ON VIEW treble_sync.status IS 'one row per registered table: schedule, last run, freshness, failures';
 GRANT SELECT ON treble_sync.status TO PUBLIC;
@@ -493,41 +505,45 @@ GRANT SELECT ON treble_sync.status TO PUBLIC;
 CREATE FUNCTION treble_sync.metrics()
 RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH label AS (
-        SELECT t.name, format('table="%s"',
-                   replace(replace(replace(t.name, '\', '\\'), '"', '\"'), E'\n', '\n')) AS l
+        SELECT t.name, pg_catalog.format('table="%s"',
+                   pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(t.name, '\', '\\'), '"', '\"'),
+                                      E'\n', '\n')) AS l
         FROM treble_sync.tables t
     ), lines AS (
         SELECT 1 AS k, 0 AS o, '# HELP treble_sync_freshness_seconds Seconds since the copy''s watermark (its cut in the warehouse).' AS line
         UNION ALL SELECT 1, 1, '# TYPE treble_sync_freshness_seconds gauge'
-        UNION ALL SELECT 1, 2, format('treble_sync_freshness_seconds{%s} %s', l.l, coalesce(st.freshness_seconds::text, 'NaN'))
-            FROM label l JOIN treble_sync.status st ON st.table_name = l.name
+        UNION ALL SELECT 1, 2, pg_catalog.format('treble_sync_freshness_seconds{%s} %s', l.l,
+                                                 coalesce(st.freshness_seconds::pg_catalog.text, 'NaN'))
+            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
         UNION ALL SELECT 2, 0, '# HELP treble_sync_last_run_duration_seconds Duration of the last finished run.'
         UNION ALL SELECT 2, 1, '# TYPE treble_sync_last_run_duration_seconds gauge'
-        UNION ALL SELECT 2, 2, format('treble_sync_last_run_duration_seconds{%s} %s', l.l,
-                                      coalesce(round(extract(epoch FROM st.last_duration), 3)::text, 'NaN'))
-            FROM label l JOIN treble_sync.status st ON st.table_name = l.name
+        UNION ALL SELECT 2, 2, pg_catalog.format('treble_sync_last_run_duration_seconds{%s} %s', l.l,
+                                      coalesce(pg_catalog.round(extract(epoch FROM st.last_duration), 3)::pg_catalog.text, 'NaN'))
+            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
         UNION ALL SELECT 3, 0, '# HELP treble_sync_consecutive_failures Failed runs since the last successful one.'
         UNION ALL SELECT 3, 1, '# TYPE treble_sync_consecutive_failures gauge'
-        UNION ALL SELECT 3, 2, format('treble_sync_consecutive_failures{%s} %s', l.l, st.consecutive_failures)
-            FROM label l JOIN treble_sync.status st ON st.table_name = l.name
+        UNION ALL SELECT 3, 2, pg_catalog.format('treble_sync_consecutive_failures{%s} %s', l.l, st.consecutive_failures)
+            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
         UNION ALL SELECT 4, 0, '# HELP treble_sync_rows Rows moved by the runs in the run log.'
         UNION ALL SELECT 4, 1, '# TYPE treble_sync_rows counter'
-        UNION ALL SELECT 4, 2, format('treble_sync_rows_total{%s,kind="%s"} %s', l.l, kind.k,
-                                      coalesce(sum(CASE kind.k WHEN 'pulled' THEN r.rows_pulled
-                                                               WHEN 'inserted' THEN r.rows_inserted
-                                                               WHEN 'updated' THEN r.rows_updated
-                                                               ELSE r.rows_deleted END), 0))
+        UNION ALL SELECT 4, 2, pg_catalog.format('treble_sync_rows_total{%s,kind="%s"} %s', l.l, kind.k,
+                                      coalesce(pg_catalog.sum(CASE WHEN kind.k OPERATOR(pg_catalog.=) 'pulled' THEN r.rows_pulled
+                                                                   WHEN kind.k OPERATOR(pg_catalog.=) 'inserted' THEN r.rows_inserted
+                                                                   WHEN kind.k OPERATOR(pg_catalog.=) 'updated' THEN r.rows_updated
+                                                                   ELSE r.rows_deleted END), 0))
             FROM label l CROSS JOIN (VALUES ('pulled'), ('inserted'), ('updated'), ('deleted')) kind(k)
-            LEFT JOIN treble_sync.runs r ON r.table_name = l.name
+            LEFT JOIN treble_sync.runs r ON r.table_name OPERATOR(pg_catalog.=) l.name
             GROUP BY l.l, kind.k
         UNION ALL SELECT 5, 0, '# HELP treble_sync_runs Runs in the run log, by status.'
         UNION ALL SELECT 5, 1, '# TYPE treble_sync_runs counter'
-        UNION ALL SELECT 5, 2, format('treble_sync_runs_total{%s,status="%s"} %s', l.l, st.s, count(r.run_id))
+        UNION ALL SELECT 5, 2, pg_catalog.format('treble_sync_runs_total{%s,status="%s"} %s', l.l, st.s,
+                                                 pg_catalog.count(r.run_id))
             FROM label l CROSS JOIN (VALUES ('success'), ('empty'), ('failed'), ('skipped')) st(s)
-            LEFT JOIN treble_sync.runs r ON r.table_name = l.name AND r.status = st.s
+            LEFT JOIN treble_sync.runs r ON r.table_name OPERATOR(pg_catalog.=) l.name
+                                        AND r.status OPERATOR(pg_catalog.=) st.s
             GROUP BY l.l, st.s
     )
-    SELECT string_agg(line, E'\n' ORDER BY k, o, line) || E'\n# EOF\n' FROM lines
+    SELECT pg_catalog.string_agg(line, E'\n' ORDER BY k, o, line) OPERATOR(pg_catalog.||) E'\n# EOF\n' FROM lines
 $$;
 COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last run duration, failures, rows and runs per table';
 
@@ -588,7 +604,7 @@ DECLARE
     c treble_sync.checks;
     copy text;
     keys text;
-    staged boolean := to_regclass('pg_temp.treble_sync_stage') IS NOT NULL;
+    staged boolean := pg_catalog.to_regclass('pg_temp.treble_sync_stage') IS NOT NULL;
     bad bigint;
     total bigint;
     cond text;
@@ -596,55 +612,79 @@ DECLARE
     mean numeric;
     n integer;
 BEGIN
-    SELECT * INTO t FROM treble_sync.tables x WHERE x.table_id = p_table_id;
-    copy := t.local_table::text;
-    SELECT string_agg(format('s.%I::text', k), ' || '', '' || ') INTO keys FROM unnest(t.key_columns) k;
-    FOR c IN SELECT * FROM treble_sync.checks x WHERE x.table_id = p_table_id ORDER BY x.check_id LOOP
+    SELECT * INTO t FROM treble_sync.tables x WHERE x.table_id OPERATOR(pg_catalog.=) p_table_id;
+    copy := t.local_table::pg_catalog.text;
+    SELECT pg_catalog.string_agg(pg_catalog.format('s.%I::pg_catalog.text', k),
+                                 ' OPERATOR(pg_catalog.||) '', '' OPERATOR(pg_catalog.||) ')
+        INTO keys FROM pg_catalog.unnest(t.key_columns) k;
+    FOR c IN SELECT * FROM treble_sync.checks x WHERE x.table_id OPERATOR(pg_catalog.=) p_table_id
+             ORDER BY x.check_id LOOP
         check_id := c.check_id;
         kind := c.kind;
         severity := c.severity;
         failing_keys := NULL;
-        IF c.kind = 'freshness' THEN
-            EXECUTE format('SELECT max(%I)::timestamp FROM %s',
+        IF c.kind OPERATOR(pg_catalog.=) 'freshness' THEN
+            EXECUTE pg_catalog.format('SELECT pg_catalog.max(%I)::timestamp FROM %s',
                            coalesce(c.columns[1], t.event_column, t.cursor_column), copy) INTO newest;
-            IF t.cursor_kind = 'timestamp' THEN
-                observed := (p_cut::timestamp - newest)::text;
-                passed := newest IS NOT NULL AND p_cut::timestamp - newest <= c.max_age;
+            IF t.cursor_kind OPERATOR(pg_catalog.=) 'timestamp' THEN
+                observed := (p_cut::timestamp OPERATOR(pg_catalog.-) newest)::pg_catalog.text;
+                passed := newest IS NOT NULL
+                          AND (p_cut::timestamp OPERATOR(pg_catalog.-) newest) OPERATOR(pg_catalog.<=) c.max_age;
             ELSE
-                observed := (now()::timestamp - newest)::text;
-                passed := newest IS NOT NULL AND now()::timestamp - newest <= c.max_age;
+                observed := (pg_catalog.now()::timestamp OPERATOR(pg_catalog.-) newest)::pg_catalog.text;
+                passed := newest IS NOT NULL
+                          AND (pg_catalog.now()::timestamp OPERATOR(pg_catalog.-) newest) OPERATOR(pg_catalog.<=) c.max_age;
             END IF;
-        ELSIF c.kind = 'volume' THEN
-            SELECT avg(x.rows_inserted + x.rows_updated + x.rows_deleted), count(*) INTO mean, n
+        ELSIF c.kind OPERATOR(pg_catalog.=) 'volume' THEN
+            SELECT pg_catalog.avg(x.rows_inserted OPERATOR(pg_catalog.+) x.rows_updated
+                                  OPERATOR(pg_catalog.+) x.rows_deleted),
+                   pg_catalog.count(*) INTO mean, n
             FROM (SELECT * FROM treble_sync.runs r
-                  WHERE r.table_name = t.name AND r.status IN ('success', 'empty')
+                  WHERE r.table_name OPERATOR(pg_catalog.=) t.name
+                    AND r.status OPERATOR(pg_catalog.=) ANY ('{success,empty}'::pg_catalog.text[])
                   ORDER BY r.run_id DESC LIMIT c.last_n) x;
-            observed := format('%s rows changed; mean of the last %s runs %s', p_changed, n, round(mean, 1));
-            passed := n < c.last_n OR abs(p_changed - mean) <= c.within * mean;
+            observed := pg_catalog.format('%s rows changed; mean of the last %s runs %s', p_changed, n,
+                                          pg_catalog.round(mean, 1));
+            passed := n OPERATOR(pg_catalog.<) c.last_n
+                      OR pg_catalog.abs(p_changed OPERATOR(pg_catalog.-) mean)
+                         OPERATOR(pg_catalog.<=) (c.within OPERATOR(pg_catalog.*) mean);
         ELSIF NOT staged THEN
             observed := 'no rows pulled';
             passed := true;
         ELSE
-            cond := CASE c.kind
-                WHEN 'range' THEN format('s.%1$I < %2$L OR s.%1$I > %3$L', c.columns[1],
-                                         coalesce(c.min_value, '-Infinity'::numeric),
-                                         coalesce(c.max_value, 'Infinity'::numeric))
-                WHEN 'not_null' THEN (SELECT string_agg(format('s.%I IS NULL', col), ' OR ')
-                                      FROM unnest(c.columns) col)
-                WHEN 'references' THEN format('s.%1$I IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %2$s r WHERE r.%3$I = s.%1$I)',
-                                              c.columns[1], c.ref_table, c.ref_column)
-                WHEN 'unique' THEN format('EXISTS (SELECT 1 FROM %1$s d WHERE (%2$s) = (%3$s) AND (%4$s) <> (%5$s))', copy,
-                                          (SELECT string_agg(format('d.%I', col), ', ') FROM unnest(c.columns) col),
-                                          (SELECT string_agg(format('s.%I', col), ', ') FROM unnest(c.columns) col),
-                                          (SELECT string_agg(format('d.%I', k), ', ') FROM unnest(t.key_columns) k),
-                                          (SELECT string_agg(format('s.%I', k), ', ') FROM unnest(t.key_columns) k))
+            cond := CASE
+                WHEN c.kind OPERATOR(pg_catalog.=) 'range' THEN
+                    pg_catalog.format('s.%1$I OPERATOR(pg_catalog.<) %2$L OR s.%1$I OPERATOR(pg_catalog.>) %3$L',
+                                      c.columns[1],
+                                      coalesce(c.min_value, '-Infinity'::numeric),
+                                      coalesce(c.max_value, 'Infinity'::numeric))
+                WHEN c.kind OPERATOR(pg_catalog.=) 'not_null' THEN
+                    (SELECT pg_catalog.string_agg(pg_catalog.format('s.%I IS NULL', col), ' OR ')
+                     FROM pg_catalog.unnest(c.columns) col)
+                WHEN c.kind OPERATOR(pg_catalog.=) 'references' THEN
+                    pg_catalog.format('s.%1$I IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %2$s r'
+                                      ' WHERE r.%3$I OPERATOR(pg_catalog.=) s.%1$I)',
+                                      c.columns[1], c.ref_table, c.ref_column)
+                WHEN c.kind OPERATOR(pg_catalog.=) 'unique' THEN
+                    pg_catalog.format('EXISTS (SELECT 1 FROM %1$s d WHERE (%2$s) OPERATOR(pg_catalog.=) (%3$s)'
+                                      ' AND (%4$s) OPERATOR(pg_catalog.<>) (%5$s))', copy,
+                                      (SELECT pg_catalog.string_agg(pg_catalog.format('d.%I', col), ', ')
+                                       FROM pg_catalog.unnest(c.columns) col),
+                                      (SELECT pg_catalog.string_agg(pg_catalog.format('s.%I', col), ', ')
+                                       FROM pg_catalog.unnest(c.columns) col),
+                                      (SELECT pg_catalog.string_agg(pg_catalog.format('d.%I', k), ', ')
+                                       FROM pg_catalog.unnest(t.key_columns) k),
+                                      (SELECT pg_catalog.string_agg(pg_catalog.format('s.%I', k), ', ')
+                                       FROM pg_catalog.unnest(t.key_columns) k))
             END;
-            EXECUTE format('SELECT count(*) FILTER (WHERE %s), count(*) FROM pg_temp.treble_sync_stage s', cond)
+            EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FILTER (WHERE %s), pg_catalog.count(*)'
+                                      ' FROM pg_temp.treble_sync_stage s', cond)
                 INTO bad, total;
-            EXECUTE format('SELECT array_agg(k) FROM (SELECT %s AS k FROM pg_temp.treble_sync_stage s WHERE %s ORDER BY 1 LIMIT 20) x',
-                           keys, cond) INTO failing_keys;
-            observed := format('%s of %s rows', bad, total);
-            passed := bad <= c.tolerance * total;
+            EXECUTE pg_catalog.format('SELECT pg_catalog.array_agg(k) FROM (SELECT %s AS k'
+                                      ' FROM pg_temp.treble_sync_stage s WHERE %s ORDER BY 1 LIMIT 20) x',
+                                      keys, cond) INTO failing_keys;
+            observed := pg_catalog.format('%s of %s rows', bad, total);
+            passed := bad OPERATOR(pg_catalog.<=) (c.tolerance OPERATOR(pg_catalog.*) total);
         END IF;
         RETURN NEXT;
     END LOOP;

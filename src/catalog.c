@@ -122,8 +122,8 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values,
 }
 
 static const char *table_select =
-"SELECT table_id, name, server_name::text, remote_schema, remote_table,"
-" local_table::oid, key_columns, columns, cursor_column, event_column,"
+"SELECT table_id, name, server_name::pg_catalog.text, remote_schema, remote_table,"
+" local_table::pg_catalog.oid, key_columns, columns, cursor_column, event_column,"
 " hot_window, enabled, watermark, initial_chunk, parallel, load_cut,"
 " mode, cursor_kind, cursor_overlap,"
 " coalesce(login_timeout, -1), coalesce(query_timeout, -1), coalesce(max_retries, -1),"
@@ -259,7 +259,7 @@ CatalogEnabledTableIds(const char *server)
 				 "          AND pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'INSERT')"
 				 "          AND pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'UPDATE')"
 				 "          AND pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'DELETE')))"
-				 " AND ($1 IS NULL OR server_name::text OPERATOR(pg_catalog.=) $1)"
+				 " AND ($1 IS NULL OR server_name::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
 				 " ORDER BY name",
 				 1, types, values, nulls, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)

@@ -45,7 +45,8 @@ record_results(int64 run_id, const char *table_name, const char *json)
 							  " (run_id, check_id, table_name, kind, severity, passed, observed, failing_keys)"
 							  " SELECT $1, x.check_id, $2, x.kind, x.severity, x.passed, x.observed, x.failing_keys"
 							  " FROM pg_catalog.jsonb_to_recordset($3::pg_catalog.jsonb) AS x(check_id bigint,"
-							  " kind text, severity text, passed boolean, observed text, failing_keys text[])",
+							  " kind pg_catalog.text, severity pg_catalog.text, passed boolean,"
+							  " observed pg_catalog.text, failing_keys pg_catalog.text[])",
 							  3, types, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the check results of run %lld", (long long) run_id);
 	SPI_finish();
@@ -75,10 +76,12 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 	values[2] = Int64GetDatum(result->rows_inserted + result->rows_updated + result->rows_deleted);
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT pg_catalog.jsonb_agg(r)::text,"
-							  " pg_catalog.string_agg(r.kind || ' check ' || r.check_id || ': ' || r.observed, '; ')"
+	if (SPI_execute_with_args("SELECT pg_catalog.jsonb_agg(r)::pg_catalog.text,"
+							  " pg_catalog.string_agg(r.kind OPERATOR(pg_catalog.||) ' check ' OPERATOR(pg_catalog.||) r.check_id"
+							  "  OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) r.observed, '; ')"
 							  "  FILTER (WHERE NOT r.passed AND r.severity OPERATOR(pg_catalog.=) 'error'),"
-							  " pg_catalog.string_agg(r.kind || ' check ' || r.check_id || ': ' || r.observed, '; ')"
+							  " pg_catalog.string_agg(r.kind OPERATOR(pg_catalog.||) ' check ' OPERATOR(pg_catalog.||) r.check_id"
+							  "  OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) r.observed, '; ')"
 							  "  FILTER (WHERE NOT r.passed AND r.severity OPERATOR(pg_catalog.=) 'warn')"
 							  " FROM treble_sync.run_checks($1, $2, $3) r",
 							  3, types, values, nulls, true, 1) != SPI_OK_SELECT)
@@ -316,7 +319,7 @@ treble_sync_drop_check(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT t.owner::pg_catalog.oid, t.name FROM treble_sync.checks c"
-							  " JOIN treble_sync.tables t USING (table_id)"
+							  " JOIN treble_sync.tables t ON t.table_id OPERATOR(pg_catalog.=) c.table_id"
 							  " WHERE c.check_id OPERATOR(pg_catalog.=) $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look the check up");

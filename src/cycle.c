@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_class.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -33,7 +34,9 @@
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 
 #include "security.h"
 #include "treble_sync.h"
@@ -159,20 +162,65 @@ local_column_list(List *columns, const char *alias)
 	return buf.data;
 }
 
-/* a.k1 = b.k1 AND a.k2 = b.k2 over the key columns. */
+/*
+ * OPERATOR(schema.name) comparing two values of a column of the copy: the
+ * equality (TYPECACHE_EQ_OPR) or "greater than" (TYPECACHE_GT_OPR) of the
+ * column type's default btree opclass, the one its unique index and ORDER
+ * BY use, named by its own schema so that no operator on the search_path
+ * can stand in for it.  For the built-in types that is pg_catalog's.  A
+ * column the copy lacks gets pg_catalog's, and the statement then fails on
+ * the missing column as before.
+ */
 static char *
-key_join(List *keys, const char *a, const char *b)
+column_operator(TableConfig *cfg, const char *column, int which)
+{
+	AttrNumber	attnum = get_attnum(cfg->local_relid, column);
+	Oid			type;
+	TypeCacheEntry *tc;
+	Oid			opr;
+	HeapTuple	tup;
+	Form_pg_operator form;
+	char	   *result;
+
+	if (attnum == InvalidAttrNumber)
+		return which == TYPECACHE_EQ_OPR ? "OPERATOR(pg_catalog.=)" : "OPERATOR(pg_catalog.>)";
+	type = get_atttype(cfg->local_relid, attnum);
+	tc = lookup_type_cache(type, which);
+	opr = which == TYPECACHE_EQ_OPR ? tc->eq_opr : tc->gt_opr;
+	if (!OidIsValid(opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("column \"%s\" of the copy of \"%s\" has type %s, which has no default %s",
+						column, cfg->name, format_type_be(type),
+						which == TYPECACHE_EQ_OPR ? "equality operator" : "ordering operator")));
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opr));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for operator %u", opr);
+	form = (Form_pg_operator) GETSTRUCT(tup);
+	result = psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(form->oprnamespace)),
+					  NameStr(form->oprname));
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/*
+ * a.k1 = b.k1 AND a.k2 = b.k2 over the key columns, each = the equality of
+ * the key column's type (see column_operator()).
+ */
+static char *
+key_join(TableConfig *cfg, const char *a, const char *b)
 {
 	StringInfoData buf;
 	ListCell   *lc;
 
 	initStringInfo(&buf);
-	foreach(lc, keys)
+	foreach(lc, cfg->key_columns)
 	{
 		const char *k = quote_identifier(lfirst(lc));
 
-		appendStringInfo(&buf, "%s%s.%s OPERATOR(pg_catalog.=) %s.%s",
-						 foreach_current_index(lc) ? " AND " : "", a, k, b, k);
+		appendStringInfo(&buf, "%s%s.%s %s %s.%s",
+						 foreach_current_index(lc) ? " AND " : "", a, k,
+						 column_operator(cfg, lfirst(lc), TYPECACHE_EQ_OPR), b, k);
 	}
 	return buf.data;
 }
@@ -588,16 +636,20 @@ index_stage(TableConfig *cfg)
 static char *
 newer_version(TableConfig *cfg, const char *a, const char *b)
 {
-	char	   *by_text = psprintf("ROW(%s)::text OPERATOR(pg_catalog.>) ROW(%s)::text",
+	char	   *by_text = psprintf("ROW(%s)::pg_catalog.text OPERATOR(pg_catalog.>) ROW(%s)::pg_catalog.text",
 								   local_column_list(cfg->columns, a),
 								   local_column_list(cfg->columns, b));
 	const char *cur;
+	const char *gt;
+	const char *eq;
 
 	if (cfg->cursor_column == NULL)
 		return by_text;
 	cur = quote_identifier(cfg->cursor_column);
-	return psprintf("(%s.%s OPERATOR(pg_catalog.>) %s.%s OR (%s.%s OPERATOR(pg_catalog.=) %s.%s AND %s))",
-					a, cur, b, cur, a, cur, b, cur, by_text);
+	gt = column_operator(cfg, cfg->cursor_column, TYPECACHE_GT_OPR);
+	eq = column_operator(cfg, cfg->cursor_column, TYPECACHE_EQ_OPR);
+	return psprintf("(%s.%s %s %s.%s OR (%s.%s %s %s.%s AND %s))",
+					a, cur, gt, b, cur, a, cur, eq, b, cur, by_text);
 }
 
 /*
@@ -621,9 +673,9 @@ dedup_stage(TableConfig *cfg)
 	run_sql(psprintf("DELETE FROM pg_temp.treble_sync_stage s WHERE EXISTS ("
 					 "SELECT 1 FROM pg_temp.treble_sync_stage t WHERE %s"
 					 " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid"
-					 " AND (%s OR (ROW(%s)::text OPERATOR(pg_catalog.=) ROW(%s)::text"
+					 " AND (%s OR (ROW(%s)::pg_catalog.text OPERATOR(pg_catalog.=) ROW(%s)::pg_catalog.text"
 					 "  AND t.ctid OPERATOR(pg_catalog.>) s.ctid)))",
-					 key_join(cfg->key_columns, "t", "s"), newer_version(cfg, "t", "s"),
+					 key_join(cfg, "t", "s"), newer_version(cfg, "t", "s"),
 					 local_column_list(cfg->columns, "t"), local_column_list(cfg->columns, "s")),
 			0, NULL, NULL, SPI_OK_DELETE);
 }
@@ -651,7 +703,7 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 	StringInfoData sql;
 	StringInfoData set;
 	ListCell   *lc;
-	char	   *keys = key_join(cfg->key_columns, "t", "s");
+	char	   *keys = key_join(cfg, "t", "s");
 	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
 	Datum		values[2] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
 
@@ -771,7 +823,7 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 				   " AND t.%s OPERATOR(pg_catalog.<) $2"
 				   " AND NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s"
 				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
-				   qlocal, ev, ev, key_join(cfg->key_columns, "t", "s"), ev, ev);
+				   qlocal, ev, ev, key_join(cfg, "t", "s"), ev, ev);
 	result->rows_deleted = run_sql(sql, 2, types, values, SPI_OK_DELETE);
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
@@ -792,7 +844,7 @@ refresh_all(TableConfig *cfg, const char *qlocal, CycleResult *result)
 	char	   *sql;
 
 	sql = psprintf("DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s"
-				   " WHERE %s)", qlocal, key_join(cfg->key_columns, "t", "s"));
+				   " WHERE %s)", qlocal, key_join(cfg, "t", "s"));
 	result->rows_deleted = run_sql(sql, 0, NULL, NULL, SPI_OK_DELETE);
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,

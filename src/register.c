@@ -584,8 +584,9 @@ parse_column_map(TableConfig *cfg, Datum map, const char *option)
 /*
  * column_types => '{"payload": "jsonb"}': the local type of some columns
  * of a table add_table creates.  Each type name is parsed as PostgreSQL
- * parses a type and written back in its canonical form, so nothing but a
- * type name reaches the CREATE TABLE.  Returns DefElems (column, type).
+ * parses a type and written back in its canonical, schema-qualified form,
+ * so nothing but that type's name reaches the CREATE TABLE, whatever the
+ * search_path then.  Returns DefElems (column, type).
  */
 static List *
 parse_column_types(TableConfig *cfg, Datum types)
@@ -724,7 +725,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 		cfg.masked_columns = parse_mask(&cfg, PG_GETARG_DATUM(18));
 		foreach(lc, cfg.masked_columns)
 			type_overrides = lappend(type_overrides,
-									 makeDefElem(lfirst(lc), (Node *) makeString("text"), -1));
+									 makeDefElem(lfirst(lc), (Node *) makeString("pg_catalog.text"), -1));
 	}
 
 	/* the local copy: create it, or check the one that is there */

@@ -239,17 +239,17 @@ local_type_for_affinity(RemoteColumn *col)
 		const char *type;
 	}			plain[] = {
 		{"bool", "boolean"}, {"datetime", "timestamp"}, {"timestamp", "timestamp"},
-		{"date", "date"}, {"time", "time"}, {"uuid", "uuid"}, {"json", "text"},
+		{"date", "pg_catalog.date"}, {"time", "time"}, {"uuid", "pg_catalog.uuid"}, {"json", "pg_catalog.text"},
 		/* SQLite's rules, in its order */
-		{"int", "bigint"}, {"char", "text"}, {"clob", "text"}, {"text", "text"},
-		{"blob", "bytea"}, {"real", "double precision"}, {"floa", "double precision"},
+		{"int", "bigint"}, {"char", "pg_catalog.text"}, {"clob", "pg_catalog.text"}, {"text", "pg_catalog.text"},
+		{"blob", "pg_catalog.bytea"}, {"real", "double precision"}, {"floa", "double precision"},
 		{"doub", "double precision"}, {"dec", "numeric"}, {"num", "numeric"},
 	};
 
 	for (size_t i = 0; i < lengthof(plain); i++)
 		if (type_name_has(col, plain[i].word))
 			return (char *) plain[i].type;
-	return "text";				/* no declared type: anything at all */
+	return "pg_catalog.text";				/* no declared type: anything at all */
 }
 
 /*
@@ -292,7 +292,7 @@ SchemaLocalTypeFor(RemoteColumn *col)
 			return "double precision";
 		case SQL_TYPE_DATE:
 		case SQL_DATE:
-			return "date";
+			return "pg_catalog.date";
 		case SQL_TYPE_TIME:
 		case SQL_TIME:
 			return "time";
@@ -300,18 +300,18 @@ SchemaLocalTypeFor(RemoteColumn *col)
 		case SQL_TIMESTAMP:
 			if (type_name_has(col, "timestamptz") || type_name_has(col, "with time zone") ||
 				type_name_has(col, "offset"))
-				return "timestamptz";
+				return "timestamp with time zone";
 			return "timestamp";
 		case SQL_GUID:
-			return "uuid";
+			return "pg_catalog.uuid";
 		case SQL_BINARY:
 		case SQL_VARBINARY:
 		case SQL_LONGVARBINARY:
-			return "bytea";
+			return "pg_catalog.bytea";
 		default:
 			if (type_name_has(col, "uuid"))
-				return "uuid";
-			return "text";
+				return "pg_catalog.uuid";
+			return "pg_catalog.text";
 	}
 }
 

@@ -57,8 +57,10 @@ typedef struct DayAgg
  * (floats, JSON made jsonb, char padding, a masked value, a chosen type).
  */
 static char *
-checksum_part(TableConfig *cfg, const char *column, const char *qcol)
+checksum_part(TableConfig *cfg, const char *column, const char *qcol, bool remote)
 {
+	/* the local copy's side names pg_catalog's type, function and operator */
+	const char *text = remote ? "TEXT" : "pg_catalog.text";
 	Oid			type;
 	int32		typmod;
 	Oid			collation;
@@ -86,19 +88,22 @@ checksum_part(TableConfig *cfg, const char *column, const char *qcol)
 		case TEXTOID:
 		case BOOLOID:
 		case UUIDOID:
-			return psprintf("COALESCE(CAST(%s AS TEXT), '~')", qcol);
+			return psprintf("COALESCE(CAST(%s AS %s), '~')", qcol, text);
 		case NUMERICOID:
-			return typmod < 0 ? psprintf("COALESCE(CAST(%s AS TEXT), '~')", qcol) : NULL;
+			return typmod < 0 ? psprintf("COALESCE(CAST(%s AS %s), '~')", qcol, text) : NULL;
 		case TIMESTAMPOID:
 			/* both sessions write timestamps in ISO style */
-			return psprintf("COALESCE(CAST(%s AS TEXT), '~')", qcol);
+			return psprintf("COALESCE(CAST(%s AS %s), '~')", qcol, text);
 		case TIMESTAMPTZOID:
 			/* their zones may differ */
-			return psprintf("COALESCE(CAST(EXTRACT(EPOCH FROM %s) AS TEXT), '~')", qcol);
+			return psprintf("COALESCE(CAST(EXTRACT(EPOCH FROM %s) AS %s), '~')", qcol, text);
 		case DATEOID:
-			return psprintf("COALESCE(CAST(%s - DATE '2000-01-01' AS TEXT), '~')", qcol);
+			return psprintf(remote ? "COALESCE(CAST(%s - DATE '2000-01-01' AS TEXT), '~')" :
+							"COALESCE(CAST(%s OPERATOR(pg_catalog.-) pg_catalog.date '2000-01-01'"
+							" AS pg_catalog.text), '~')", qcol);
 		case BYTEAOID:
-			return psprintf("COALESCE(encode(%s, 'hex'), '~')", qcol);
+			return psprintf(remote ? "COALESCE(encode(%s, 'hex'), '~')" :
+							"COALESCE(pg_catalog.encode(%s, 'hex'), '~')", qcol);
 		default:
 			return NULL;
 	}
@@ -116,12 +121,14 @@ checksum_expr(TableConfig *cfg, OdbcConn *conn, bool remote)
 	{
 		char	   *col = lfirst(lc);
 		char	   *part = checksum_part(cfg, col, remote ? OdbcQuoteIdent(conn, col) :
-										 quote_identifier(col));
+										 quote_identifier(col), remote);
 
 		if (part)
-			appendStringInfo(&parts, "%s%s", parts.len ? " || '|' || " : "", part);
+			appendStringInfo(&parts, "%s%s", !parts.len ? "" : remote ? " || '|' || " :
+							 " OPERATOR(pg_catalog.||) '|' OPERATOR(pg_catalog.||) ", part);
 	}
-	return psprintf("CAST(hashtext(%s) AS BIGINT)", parts.data);
+	return psprintf(remote ? "CAST(hashtext(%s) AS BIGINT)" :
+					"CAST(pg_catalog.hashtext(%s) AS BIGINT)", parts.data);
 }
 
 /*
@@ -266,10 +273,10 @@ local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_sinc
 	MemoryContext cxt = CurrentMemoryContext;
 	char	   *sql;
 
-	sql = psprintf("SELECT CAST(%s AS DATE), pg_catalog.count(*), pg_catalog.max(%s)::text%s"
+	sql = psprintf("SELECT CAST(%s AS pg_catalog.date), pg_catalog.count(*), pg_catalog.max(%s)::pg_catalog.text%s"
 				   " FROM %s WHERE %s OPERATOR(pg_catalog.<=) CAST($1 AS %s)%s GROUP BY 1",
 				   quote_identifier(daycol), qcur,
-				   with_checksum ? psprintf(", pg_catalog.sum(%s)::text", checksum_expr(cfg, NULL, false)) : "",
+				   with_checksum ? psprintf(", pg_catalog.sum(%s)::pg_catalog.text", checksum_expr(cfg, NULL, false)) : "",
 				   qlocal, qcur, cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
 				   have_since ? psprintf(" AND %s OPERATOR(pg_catalog.>=) $2", quote_identifier(daycol)) : "");
 	SPI_connect();
@@ -349,23 +356,25 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 
 	SPI_connect();
 	/* the warehouse's figures, from its keys */
-	if (SPI_execute(psprintf("SELECT CAST(%s AS DATE), pg_catalog.count(*), pg_catalog.max(%s)::text"
+	if (SPI_execute(psprintf("SELECT CAST(%s AS pg_catalog.date), pg_catalog.count(*), pg_catalog.max(%s)::pg_catalog.text"
 							 " FROM pg_temp.treble_sync_stage GROUP BY 1", lday, lcur),
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not aggregate the warehouse's keys");
 	days = days_from_spi(cfg, cxt, 3);
 	/* the days where a key is missing, or has another cursor or day */
 	if (SPI_execute_with_args(psprintf("SELECT d FROM ("
-									   " SELECT CAST(s.%1$s AS DATE) AS d FROM pg_temp.treble_sync_stage s"
+									   " SELECT CAST(s.%1$s AS pg_catalog.date) AS d FROM pg_temp.treble_sync_stage s"
 									   " WHERE NOT EXISTS (SELECT 1 FROM %2$s t WHERE %3$s"
 									   "  AND t.%4$s OPERATOR(pg_catalog.=) s.%4$s"
-									   "  AND CAST(t.%1$s AS DATE) IS NOT DISTINCT FROM CAST(s.%1$s AS DATE))"
+									   "  AND (CAST(t.%1$s AS pg_catalog.date) OPERATOR(pg_catalog.=) CAST(s.%1$s AS pg_catalog.date)"
+									   "   OR (t.%1$s IS NULL AND s.%1$s IS NULL)))"
 									   " UNION"
-									   " SELECT CAST(t.%1$s AS DATE) FROM %2$s t"
+									   " SELECT CAST(t.%1$s AS pg_catalog.date) FROM %2$s t"
 									   " WHERE t.%4$s OPERATOR(pg_catalog.<=) CAST($1 AS %5$s)%6$s"
 									   " AND NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s WHERE %3$s"
 									   "  AND t.%4$s OPERATOR(pg_catalog.=) s.%4$s"
-									   "  AND CAST(t.%1$s AS DATE) IS NOT DISTINCT FROM CAST(s.%1$s AS DATE))) x",
+									   "  AND (CAST(t.%1$s AS pg_catalog.date) OPERATOR(pg_catalog.=) CAST(s.%1$s AS pg_catalog.date)"
+									   "   OR (t.%1$s IS NULL AND s.%1$s IS NULL)))) x",
 									   lday, qlocal, keyjoin.data, lcur,
 									   cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
 									   have_since ? psprintf(" AND t.%s OPERATOR(pg_catalog.>=) $2", lday) : ""),
