@@ -7,8 +7,10 @@
 #   - a scheduler role (EXECUTE on sync_table and sync_all, member of the
 #     owner role, no mapping of its own) runs the owner's cycles, with the
 #     owner's mapping;
-#   - a role that is not a member of the owner cannot start the owner's
-#     cycles, even with its own mapping and DML on the copy;
+#   - a role that is not a member of the owner starts the owner's cycles
+#     only if the owner granted it SELECT, INSERT, UPDATE and DELETE on the
+#     copy (a scheduler without membership); the cycle still runs as the
+#     owner, with the owner's mapping, and SELECT alone is not enough;
 #   - another admin cannot change, check, resync, verify, repair or remove
 #     the owner's registration, even once the local table is dropped (the
 #     owner still can);
@@ -60,12 +62,19 @@ try sec_own_sched "SELECT status, rows_inserted FROM treble_sync.sync_table('sec
 check "a scheduler that is a member of the owner runs the owner's cycle (with the owner's mapping)" "success|1" "$OUT"
 [[ $RC -ne 0 ]] && diag "$(head -n 2 <<<"$ERR")"
 
-# --- a stranger with its own mapping and DML on the copy
-sq -c "GRANT SELECT, INSERT, UPDATE, DELETE ON sec_own_t1 TO sec_own_stranger" >/dev/null
+# --- a stranger: SELECT on the copy is not enough to start its cycles
+sq -c "GRANT SELECT ON sec_own_t1 TO sec_own_stranger" >/dev/null
 before=$(sq -c "SELECT count(*) FROM treble_sync.runs WHERE table_name = 'sec_own_t1'")
-refused "a role that is not a member of the owner cannot start its cycles" sec_own_stranger \
+refused "a role with only SELECT on the copy cannot start its cycles" sec_own_stranger \
     "SELECT status FROM treble_sync.sync_table('sec_own_t1')" 42501
 check "and no run is written for it" "$before" "$(sq -c "SELECT count(*) FROM treble_sync.runs WHERE table_name = 'sec_own_t1'")"
+# with all of SELECT, INSERT, UPDATE, DELETE granted by the owner, it may:
+# the cycle runs as the owner (run_by names who started it)
+sq -c "GRANT INSERT, UPDATE, DELETE ON sec_own_t1 TO sec_own_stranger" >/dev/null
+whq -c "INSERT INTO sec_own_t1 VALUES (4, 'd', '2026-11-27', '2026-11-28 02:00')"
+try sec_own_stranger "SELECT status, rows_inserted, run_by, owner FROM treble_sync.sync_table('sec_own_t1')"
+check "a role granted DML on the copy starts its cycle, which runs as the owner" "success|1|sec_own_stranger|sec_own_a" "$OUT"
+sq -c "REVOKE ALL ON sec_own_t1 FROM sec_own_stranger" >/dev/null
 
 # --- another admin and the owner's registration
 for call in "alter_table('sec_own_t1', enabled => false)" \
@@ -85,7 +94,7 @@ refused "another admin cannot alter a registration whose local table was dropped
     "SELECT name FROM treble_sync.alter_table('sec_own_t3', enabled => false)" 42501
 refused "another admin cannot remove a registration whose local table was dropped" sec_own_b \
     "SELECT treble_sync.remove_table('sec_own_t3')" 42501
-check "the registration is still there, unchanged" "t" \
+check "the registration is still there, unchanged" "true" \
     "$(sq -c "SELECT coalesce(bool_and(enabled)::text, 'gone') FROM treble_sync.tables WHERE name = 'sec_own_t3'")"
 accepted "its owner can remove it" sec_own_a "SELECT treble_sync.remove_table('sec_own_t3')"
 
