@@ -788,8 +788,8 @@ OptionSettingsMissing(ForeignServer *server, DriverFamily family, bool streaming
  * check of who may use what: the server's connection_string (or DSN), the
  * mapping's credentials quoted for the driver, the driver's settings (the
  * streaming ones only for a connection that pulls rows) unless the user set
- * them, and for psqlODBC CommLog=0;Debug=0 so the driver writes no log that
- * could hold the password.  family is the driver family if odbc.c already
+ * them, for psqlODBC CommLog=0;Debug=0 so the driver writes no log that
+ * could hold the password, and for MariaDB NOLOCALINFILE=1.  family is the driver family if odbc.c already
  * knows it, DRIVER_UNKNOWN to find it from unixODBC's registry; *used is
  * set to the family the string was built for.  The caller wipes the result
  * after use: it holds the password.
@@ -869,6 +869,18 @@ OptionConnectionString(ForeignServer *server, UserMapping *mapping,
 		if (!(superuser_owned && (find_key(keys, "Debug") || find_key(keys, "B2"))))
 			appendStringInfoString(&buf, ";Debug=0");
 	}
+
+	/*
+	 * MariaDB Connector/ODBC 3.1.16 and later set MYSQL_OPT_LOCAL_INFILE on
+	 * unless told not to, and then a server that answers a SELECT with a
+	 * LOCAL INFILE request gets any file the server's OS user can read.
+	 * 3.1.15 (Debian 12) ignores the key; its client library refuses such
+	 * a request for any statement that does not start with LOAD, and the
+	 * cycle sends none.
+	 */
+	if (family == DRIVER_MARIADB &&
+		!(superuser_owned && find_key(keys, "NOLOCALINFILE")))
+		appendStringInfoString(&buf, buf.data[buf.len - 1] == ';' ? "NOLOCALINFILE=1" : ";NOLOCALINFILE=1");
 
 	if (used)
 		*used = family;
