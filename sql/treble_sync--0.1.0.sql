@@ -748,7 +748,7 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION treble_sync.repair IS 're-pull one event day and make that day of the copy equal to it';
 
 -- ---------------------------------------------------------------------------
--- Who may do what (README, Security).  Superusers create servers.  Members
+-- Who may do what (docs/security.md).  Superusers create servers.  Members
 -- of treble_sync_admin may call the functions that register, change, run
 -- and check tables; each function also requires the privileges of the
 -- registration's owner (the owner of its local table), and a cycle runs as

@@ -6,7 +6,7 @@
 -- deduplicated view: per key, the row with the greatest synced_at (exact
 -- ties broken by the greatest row text).
 --
--- The changes stay within what treble_sync promises (README, Limits):
+-- The changes stay within what treble_sync promises (docs/limits.md):
 --   * the warehouse clock only moves forward: every write gets a synced_at
 --     greater than any before it, so no row arrives late;
 --   * a row is removed only if its event lies in the hot window of the
