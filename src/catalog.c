@@ -14,14 +14,22 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "storage/proc.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
 #include "utils/lsyscache.h"
 
 #include "treble_sync.h"
@@ -29,23 +37,42 @@
 /* Bytes of random salt per owner for masked columns. */
 #define MASK_SALT_BYTES 32
 
-/* Look up who owns the extension: the role that may write its tables. */
+/*
+ * Who owns the extension: the role that may write its tables.  Looked up
+ * once per transaction (an owner can change only through REASSIGN OWNED,
+ * which a transaction in progress does not see half-done), not on every
+ * catalog write.
+ */
 static Oid
 extension_owner(void)
 {
-	Oid			owner;
-	bool		isnull;
+	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
+	static Oid	cached_owner = InvalidOid;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			owner = InvalidOid;
 
-	SPI_connect();
-	if (SPI_execute("SELECT extowner FROM pg_catalog.pg_extension"
-					" WHERE extname OPERATOR(pg_catalog.=) 'treble_sync'",
-					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	if (cached_lxid == MyProc->lxid && OidIsValid(cached_owner))
+		return cached_owner;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum(TREBLE_SYNC_EXTENSION));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!OidIsValid(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"treble_sync\" is not installed in this database")));
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
+	cached_owner = owner;
+	cached_lxid = MyProc->lxid;
 	return owner;
 }
 
@@ -135,6 +162,46 @@ static const char *table_select =
 " on_bad_row, max_bad_row_ratio, owner::oid"
 " FROM treble_sync.tables";
 
+/*
+ * The columns of table_select, in its order (numbered from 1, as SPI
+ * numbers them): keep the two in step.
+ */
+enum
+{
+	Anum_select_table_id = 1,
+	Anum_select_name,
+	Anum_select_server_name,
+	Anum_select_remote_schema,
+	Anum_select_remote_table,
+	Anum_select_local_table,
+	Anum_select_key_columns,
+	Anum_select_columns,
+	Anum_select_cursor_column,
+	Anum_select_event_column,
+	Anum_select_hot_window,
+	Anum_select_enabled,
+	Anum_select_watermark,
+	Anum_select_initial_chunk,
+	Anum_select_parallel,
+	Anum_select_load_cut,
+	Anum_select_mode,
+	Anum_select_cursor_kind,
+	Anum_select_cursor_overlap,
+	Anum_select_login_timeout,
+	Anum_select_query_timeout,
+	Anum_select_max_retries,
+	Anum_select_max_delete_ratio,
+	Anum_select_masked_columns,
+	Anum_select_schema_drift,
+	Anum_select_all_columns,
+	Anum_select_remote_column_names,
+	Anum_select_remote_column_signatures,
+	Anum_select_on_bad_row,
+	Anum_select_max_bad_row_ratio,
+	Anum_select_owner,
+	Natts_select
+};
+
 /* Build a TableConfig from a row of table_select, in the caller's context. */
 static TableConfig *
 table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
@@ -144,40 +211,40 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	bool		isnull;
 	Datum		d;
 
-	cfg->table_id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
-	cfg->name = spi_text_or_null(tup, desc, 2);
-	cfg->server_name = spi_text_or_null(tup, desc, 3);
-	cfg->remote_schema = spi_text_or_null(tup, desc, 4);
-	cfg->remote_table = spi_text_or_null(tup, desc, 5);
-	cfg->local_relid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
-	cfg->key_columns = list_from_text_array(SPI_getbinval(tup, desc, 7, &isnull));
-	cfg->columns = list_from_text_array(SPI_getbinval(tup, desc, 8, &isnull));
-	cfg->cursor_column = spi_text_or_null(tup, desc, 9);
-	cfg->event_column = spi_text_or_null(tup, desc, 10);
-	cfg->hot_window = DatumGetIntervalP(datumCopy(SPI_getbinval(tup, desc, 11, &isnull),
+	cfg->table_id = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_table_id, &isnull));
+	cfg->name = spi_text_or_null(tup, desc, Anum_select_name);
+	cfg->server_name = spi_text_or_null(tup, desc, Anum_select_server_name);
+	cfg->remote_schema = spi_text_or_null(tup, desc, Anum_select_remote_schema);
+	cfg->remote_table = spi_text_or_null(tup, desc, Anum_select_remote_table);
+	cfg->local_relid = DatumGetObjectId(SPI_getbinval(tup, desc, Anum_select_local_table, &isnull));
+	cfg->key_columns = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_key_columns, &isnull));
+	cfg->columns = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_columns, &isnull));
+	cfg->cursor_column = spi_text_or_null(tup, desc, Anum_select_cursor_column);
+	cfg->event_column = spi_text_or_null(tup, desc, Anum_select_event_column);
+	cfg->hot_window = DatumGetIntervalP(datumCopy(SPI_getbinval(tup, desc, Anum_select_hot_window, &isnull),
 												  false, sizeof(Interval)));
-	cfg->enabled = DatumGetBool(SPI_getbinval(tup, desc, 12, &isnull));
-	cfg->watermark = spi_text_or_null(tup, desc, 13);
-	d = SPI_getbinval(tup, desc, 14, &isnull);
+	cfg->enabled = DatumGetBool(SPI_getbinval(tup, desc, Anum_select_enabled, &isnull));
+	cfg->watermark = spi_text_or_null(tup, desc, Anum_select_watermark);
+	d = SPI_getbinval(tup, desc, Anum_select_initial_chunk, &isnull);
 	cfg->initial_chunk = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
-	cfg->parallel = DatumGetInt32(SPI_getbinval(tup, desc, 15, &isnull));
-	cfg->load_cut = spi_text_or_null(tup, desc, 16);
-	cfg->mode = CatalogParseMode(spi_text_or_null(tup, desc, 17));
-	cfg->cursor_kind = CatalogParseCursorKind(spi_text_or_null(tup, desc, 18));
-	cfg->cursor_overlap = spi_text_or_null(tup, desc, 19);
-	cfg->login_timeout = DatumGetInt32(SPI_getbinval(tup, desc, 20, &isnull));
-	cfg->query_timeout = DatumGetInt32(SPI_getbinval(tup, desc, 21, &isnull));
-	cfg->max_retries = DatumGetInt32(SPI_getbinval(tup, desc, 22, &isnull));
-	cfg->max_delete_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, 23, &isnull));
-	cfg->masked_columns = list_from_text_array(SPI_getbinval(tup, desc, 24, &isnull));
-	cfg->schema_drift = CatalogParseDrift(spi_text_or_null(tup, desc, 25));
-	cfg->all_columns = DatumGetBool(SPI_getbinval(tup, desc, 26, &isnull));
-	cfg->on_bad_row = CatalogParseBadRow(spi_text_or_null(tup, desc, 29));
-	cfg->max_bad_row_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, 30, &isnull));
-	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 31, &isnull));
+	cfg->parallel = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_parallel, &isnull));
+	cfg->load_cut = spi_text_or_null(tup, desc, Anum_select_load_cut);
+	cfg->mode = CatalogParseMode(spi_text_or_null(tup, desc, Anum_select_mode));
+	cfg->cursor_kind = CatalogParseCursorKind(spi_text_or_null(tup, desc, Anum_select_cursor_kind));
+	cfg->cursor_overlap = spi_text_or_null(tup, desc, Anum_select_cursor_overlap);
+	cfg->login_timeout = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_login_timeout, &isnull));
+	cfg->query_timeout = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_query_timeout, &isnull));
+	cfg->max_retries = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_max_retries, &isnull));
+	cfg->max_delete_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, Anum_select_max_delete_ratio, &isnull));
+	cfg->masked_columns = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_masked_columns, &isnull));
+	cfg->schema_drift = CatalogParseDrift(spi_text_or_null(tup, desc, Anum_select_schema_drift));
+	cfg->all_columns = DatumGetBool(SPI_getbinval(tup, desc, Anum_select_all_columns, &isnull));
+	cfg->on_bad_row = CatalogParseBadRow(spi_text_or_null(tup, desc, Anum_select_on_bad_row));
+	cfg->max_bad_row_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, Anum_select_max_bad_row_ratio, &isnull));
+	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, Anum_select_owner, &isnull));
 	{
-		List	   *names = list_from_text_array(SPI_getbinval(tup, desc, 27, &isnull));
-		List	   *sigs = list_from_text_array(SPI_getbinval(tup, desc, 28, &isnull));
+		List	   *names = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_remote_column_names, &isnull));
+		List	   *sigs = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_remote_column_signatures, &isnull));
 		ListCell   *n;
 		ListCell   *g;
 

@@ -702,7 +702,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	cfg.login_timeout = PG_ARGISNULL(12) ? -1 : non_negative(PG_GETARG_INT32(12), "login_timeout");
 	cfg.query_timeout = PG_ARGISNULL(13) ? -1 : non_negative(PG_GETARG_INT32(13), "query_timeout");
 	cfg.max_retries = PG_ARGISNULL(14) ? -1 : non_negative(PG_GETARG_INT32(14), "max_retries");
-	cfg.max_delete_ratio = PG_ARGISNULL(15) ? 0.5 : PG_GETARG_FLOAT4(15);
+	cfg.max_delete_ratio = PG_ARGISNULL(15) ? DEFAULT_MAX_DELETE_RATIO : PG_GETARG_FLOAT4(15);
 	cfg.enabled = true;
 	check_options(&cfg);
 
@@ -793,7 +793,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	cfg.all_columns = PG_ARGISNULL(16);
 	cfg.on_bad_row = PG_ARGISNULL(20) ? BAD_ROW_FAIL :
 		CatalogParseBadRow(text_to_cstring(PG_GETARG_TEXT_PP(20)));
-	cfg.max_bad_row_ratio = PG_ARGISNULL(21) ? 0.02 : PG_GETARG_FLOAT4(21);
+	cfg.max_bad_row_ratio = PG_ARGISNULL(21) ? DEFAULT_MAX_BAD_ROW_RATIO : PG_GETARG_FLOAT4(21);
 	if (!(cfg.max_bad_row_ratio >= 0 && cfg.max_bad_row_ratio <= 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

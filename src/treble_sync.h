@@ -70,6 +70,14 @@ typedef enum DriftPolicy
 	DRIFT_IGNORE
 } DriftPolicy;
 
+/*
+ * Defaults of a registration's options where a call leaves them NULL.  The
+ * install script's column defaults and function defaults say the same.
+ */
+#define DEFAULT_MAX_DELETE_RATIO	0.5
+#define DEFAULT_MAX_BAD_ROW_RATIO	0.02
+#define DEFAULT_MAX_RETRIES			3	/* unless the server says otherwise */
+
 typedef struct TableConfig
 {
 	int32		table_id;

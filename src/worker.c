@@ -552,8 +552,6 @@ abort_after_error(MemoryContext cxt)
 /* First wait before retrying a cycle; it doubles with every attempt. */
 #define RETRY_FIRST_WAIT_MS 500
 
-/* Retries of a cycle after a transient error, unless the server says. */
-#define DEFAULT_MAX_RETRIES 3
 
 /*
  * One attempt at transaction 2: the cycle itself, committed with its
