@@ -16,6 +16,9 @@
  *			the outcome and the new watermark; commit;
  *	  on error: abort tx 2 (nothing of it remains) and record the failure.
  *
+ * Errors raised during a cycle name the table and the run in their
+ * CONTEXT.
+ *
  * One process per cycle, exiting at the end: no ODBC state outlives a run.
  * SIGTERM (pg_terminate_backend, or the caller being cancelled) becomes a
  * query cancel, so the cycle rolls back through the same path as any error
@@ -428,11 +431,58 @@ WorkerRunCycles(List *table_ids, int max_parallel)
 	return run_ids;
 }
 
-/* The text kept in the run log for an error: message, detail, hint, context. */
+/* What the cycle's error context names. */
+typedef struct CycleErrorContext
+{
+	const char *table_name;
+	int64		run_id;
+} CycleErrorContext;
+
+/* The line the cycle's error context adds. */
 static char *
-describe_error(ErrorData *edata)
+cycle_context_line(const char *table_name, int64 run_id)
+{
+	return psprintf("treble_sync cycle of table \"%s\", run %lld",
+					table_name, (long long) run_id);
+}
+
+/*
+ * Error context callback: the table and run of the cycle being run, for
+ * every message a cycle raises (in the server log, and in the errors of
+ * the statements it runs).
+ */
+static void
+cycle_error_callback(void *arg)
+{
+	CycleErrorContext *c = arg;
+
+	errcontext("%s", cycle_context_line(c->table_name, c->run_id));
+}
+
+/*
+ * The text kept in the run log for an error: message, detail, hint,
+ * context.  The context line naming the cycle is left out: the run's row
+ * holds its table and run id already.  It is the outermost context, so
+ * the last line, and exactly the text cycle_context_line() makes.
+ */
+static char *
+describe_error(ErrorData *edata, const char *table_name, int64 run_id)
 {
 	StringInfoData buf;
+	char	   *context = edata->context;
+
+	if (context != NULL)
+	{
+		char	   *line = cycle_context_line(table_name, run_id);
+		size_t		clen = strlen(context);
+		size_t		llen = strlen(line);
+
+		if (clen == llen && strcmp(context, line) == 0)
+			context = NULL;
+		else if (clen > llen && strcmp(context + clen - llen, line) == 0 &&
+				 context[clen - llen - 1] == '\n')
+			context = pnstrdup(context, clen - llen - 1);
+	}
 
 	initStringInfo(&buf);
 	if (got_sigterm)
@@ -444,8 +494,8 @@ describe_error(ErrorData *edata)
 		appendStringInfo(&buf, "\nDETAIL: %s", edata->detail);
 	if (edata->hint)
 		appendStringInfo(&buf, "\nHINT: %s", edata->hint);
-	if (edata->context)
-		appendStringInfo(&buf, "\nCONTEXT: %s", edata->context);
+	if (context)
+		appendStringInfo(&buf, "\nCONTEXT: %s", context);
 	return buf.data;
 }
 
@@ -566,6 +616,8 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 	OdbcConn   *volatile conn = NULL;
 	ErrorData  *volatile edata = NULL;
 	MemoryContext attempt_cxt;
+	CycleErrorContext context_arg;
+	ErrorContextCallback errcallback;
 
 	CycleForgetCut();
 	DriftForget();
@@ -583,6 +635,14 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		CycleResult result;
 		TableConfig *cfg;
 		MemoryContext old;
+
+		/* PG_CATCH takes the callback off the stack again */
+		context_arg.table_name = run_cfg->name;
+		context_arg.run_id = slot->run_id;
+		errcallback.callback = cycle_error_callback;
+		errcallback.arg = &context_arg;
+		errcallback.previous = error_context_stack;
+		error_context_stack = &errcallback;
 
 		memset(&result, 0, sizeof(result));
 		result.run_id = slot->run_id;
@@ -617,6 +677,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		CommitTransactionCommand();
 		ProgressEnd();
 		OdbcDisconnect(conn);
+		error_context_stack = errcallback.previous;
 	}
 	PG_CATCH();
 	{
@@ -729,7 +790,7 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		if (attempt > max_retries || got_sigterm || got_sigint ||
 			!OdbcLastErrorWasTransient())
 		{
-			char	   *text = describe_error(edata);
+			char	   *text = describe_error(edata, cfg->name, slot->run_id);
 
 			cut = CycleLastCut();
 			StartTransactionCommand();
@@ -744,7 +805,8 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 			ereport(LOG,
 					(errmsg("treble_sync cycle of table \"%s\" failed: %s",
 							cfg->name, edata->message ? edata->message : "unknown error"),
-					 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+					 edata->context ? errcontext("%s", edata->context) : 0));
 			return;
 		}
 
@@ -834,6 +896,8 @@ treble_sync_chunk_worker_main(Datum main_arg)
 	HelperArgs	args;
 	MemoryContext cxt;
 	TableConfig *volatile cfg = NULL;
+	CycleErrorContext context_arg;
+	ErrorContextCallback errcallback;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 	pqsignal(SIGTERM, worker_sigterm);
@@ -856,6 +920,15 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		old = MemoryContextSwitchTo(cxt);
 		cfg = CatalogGetTableById(args.table_id);
 		MemoryContextSwitchTo(old);
+
+		/* PG_CATCH takes the callback off the stack again */
+		context_arg.table_name = cfg->name;
+		context_arg.run_id = args.run_id;
+		errcallback.callback = cycle_error_callback;
+		errcallback.arg = &context_arg;
+		errcallback.previous = error_context_stack;
+		error_context_stack = &errcallback;
+
 		SecurityBeginCycle(cfg->owner);
 		set_ps_display(cfg->name);
 		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync chunk loader of %s", cfg->name));
@@ -874,6 +947,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		CommitTransactionCommand();
 		ProgressEnd();
 		OdbcDisconnect(conn);
+		error_context_stack = errcallback.previous;
 	}
 	PG_CATCH();
 	{
@@ -888,7 +962,8 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		{
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
-			CatalogChunkFailed(cfg->table_id, chunk, describe_error(edata));
+			CatalogChunkFailed(cfg->table_id, chunk,
+							   describe_error(edata, cfg->name, args.run_id));
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}
