@@ -16,8 +16,11 @@
  *			the outcome and the new watermark; commit;
  *	  on error: abort tx 2 (nothing of it remains) and record the failure.
  *
- * Errors raised during a cycle name the table and the run in their
- * CONTEXT.
+ * Every transaction a worker starts first sets the statement start time,
+ * as a backend does for each statement: now() in catalog SQL is then the
+ * time of that transaction, not of the worker's start, across retries and
+ * the many transactions of a chunked load.  Errors raised during a cycle
+ * name the table and the run in their CONTEXT.
  *
  * One process per cycle, exiting at the end: no ODBC state outlives a run.
  * SIGTERM (pg_terminate_backend, or the caller being cancelled) becomes a
@@ -509,6 +512,7 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 	TableConfig *cfg;
 	bool		locked;
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	MemoryContextSwitchTo(cxt);
 
@@ -646,6 +650,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 
 		memset(&result, 0, sizeof(result));
 		result.run_id = slot->run_id;
+		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		old = MemoryContextSwitchTo(attempt_cxt);
@@ -701,6 +706,7 @@ after_failed_run(int64 run_id, MemoryContext cxt)
 {
 	PG_TRY();
 	{
+		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		CatalogAfterRun(run_id);
@@ -734,6 +740,7 @@ max_retries_for(TableConfig *cfg)
 
 	if (cfg->max_retries >= 0)
 		return cfg->max_retries;
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	server = GetForeignServerByName(cfg->server_name, true);
 	if (server)
@@ -793,6 +800,7 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 			char	   *text = describe_error(edata, cfg->name, slot->run_id);
 
 			cut = CycleLastCut();
+			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
 			CatalogFailRun(slot->run_id, text);
@@ -915,6 +923,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		OdbcConn   *conn;
 		MemoryContext old;
 
+		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		old = MemoryContextSwitchTo(cxt);
@@ -960,6 +969,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		chunk = LoadCurrentChunk();
 		if (chunk > 0 && cfg != NULL)
 		{
+			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
 			CatalogChunkFailed(cfg->table_id, chunk,
