@@ -69,6 +69,9 @@ struct OdbcConn
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
+static void odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
+							  SQLHANDLE handle, const char *operation,
+							  const char *sql) pg_attribute_noreturn();
 
 /*
  * Append UTF-16 text to a UTF-8 StringInfo.  With copy_escape, the
@@ -239,8 +242,9 @@ OdbcForgetLastError(void)
  * Raise an ERROR for a failed ODBC call, shaped like postgres_fdw's
  * pgfdw_report_error(): the driver's own message is the primary message
  * (the remote text, so errmsg_internal), with a PostgreSQL SQLSTATE mapped
- * from the driver's; further diagnostic records go to DETAIL, and what we
- * were doing (and the remote SQL, if any) to CONTEXT.  Every piece of the
+ * from the driver's; the driver's SQLSTATE and further diagnostic records
+ * go to DETAIL, and what we were doing (and the remote SQL, if any) to
+ * CONTEXT.  Every piece of the
  * driver's text is scrubbed of the password, one record at a time (a cut
  * password ends its own message) and then as a whole.
  *
