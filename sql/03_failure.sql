@@ -20,8 +20,8 @@ SELECT wh($$
 $$);
 \! $TS_AS_PG $TS_PG_BIN/pg_ctl -D $TS_WH_PGDATA -m fast -w stop > /dev/null 2>&1
 SELECT status, watermark_from, watermark_to, rows_inserted, rows_deleted,
-       split_part(error, E'\n', 1) AS error,
-       error LIKE '%Connection refused%' AS driver_message,
+       substring(error FROM E'\nCONTEXT: ([^\n]*)') AS context,
+       error LIKE 'connection to server%Connection refused%' AS driver_message,
        position(current_setting('treble_test.wh_password') IN error) = 0 AS no_password
 FROM treble_sync.sync_table('messages');
 -- nothing changed: the copy and the watermark are as before
@@ -46,13 +46,14 @@ SELECT watermark FROM treble_sync.tables WHERE name = 'messages';
 SELECT wh($$ DELETE FROM messages WHERE message_id IS NULL $$);
 SELECT status, rows_inserted FROM treble_sync.sync_table('messages');
 
--- a warehouse that cannot be reached: a failed run with the driver's message
+-- a warehouse that cannot be reached: a failed run with the driver's message,
+-- the server named in its context
 CREATE SERVER nowhere FOREIGN DATA WRAPPER treble_sync
     OPTIONS (connection_string 'Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=1;Database=wh');
 CREATE USER MAPPING FOR CURRENT_USER SERVER nowhere OPTIONS (user 'reader', password 'pa;ss}word');
 UPDATE treble_sync.tables SET server_name = 'nowhere' WHERE name = 'messages';
-SELECT status, split_part(error, E'\n', 1) AS error,
-       error LIKE '%Connection refused%' AS driver_message,
+SELECT status, substring(error FROM E'\nCONTEXT: ([^\n]*)') AS context,
+       error LIKE 'connection to server%Connection refused%' AS driver_message,
        error NOT LIKE '%pa;ss}word%' AS no_password
 FROM treble_sync.sync_table('messages');
 UPDATE treble_sync.tables SET server_name = 'wh' WHERE name = 'messages';

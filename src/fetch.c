@@ -158,17 +158,17 @@ column_is_unsigned(OdbcConn *conn, SQLHSTMT stmt, int col)
 	SQLRETURN	rc = SQLColAttributeW(stmt, col, SQL_DESC_UNSIGNED, NULL, 0, NULL,
 									  &is_unsigned);
 
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describe a remote result");
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describing a remote result");
 	return is_unsigned == SQL_TRUE;
 }
 
 /* Set a statement attribute that takes an integer or a pointer. */
 static void
-set_stmt_attr(FetchBlock *b, SQLINTEGER attr, SQLPOINTER value, const char *what)
+set_stmt_attr(FetchBlock *b, SQLINTEGER attr, SQLPOINTER value, const char *operation)
 {
 	SQLRETURN	rc = SQLSetStmtAttr(b->stmt, attr, value, 0);
 
-	OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, what);
+	OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, operation);
 }
 
 /*
@@ -208,7 +208,7 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 
 		rc = SQLDescribeColW(stmt, i + 1, name, lengthof(name), &name_len,
 							 &sql_type, &size, &digits, &nullable);
-		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describe a remote result");
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describing a remote result");
 		if (is_binary[i])
 		{
 			c->kind = FETCH_BINARY;
@@ -260,11 +260,11 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 	b->row_status = palloc0(sizeof(SQLUSMALLINT) * b->max_rows);
 
 	set_stmt_attr(b, SQL_ATTR_ROW_BIND_TYPE, (SQLPOINTER) SQL_BIND_BY_COLUMN,
-				  "use column-wise binding");
+				  "setting column-wise binding");
 	set_stmt_attr(b, SQL_ATTR_ROW_ARRAY_SIZE, (SQLPOINTER) b->max_rows,
-				  "set the number of rows per block");
-	set_stmt_attr(b, SQL_ATTR_ROW_STATUS_PTR, b->row_status, "bind the row status array");
-	set_stmt_attr(b, SQL_ATTR_ROWS_FETCHED_PTR, &b->nrows, "bind the fetched-rows counter");
+				  "setting the number of rows per block");
+	set_stmt_attr(b, SQL_ATTR_ROW_STATUS_PTR, b->row_status, "binding the row status array");
+	set_stmt_attr(b, SQL_ATTR_ROWS_FETCHED_PTR, &b->nrows, "binding the fetched-rows counter");
 
 	for (int i = 0; i < ncols; i++)
 	{
@@ -274,7 +274,7 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 		c->slots = palloc(c->width * b->max_rows);
 		c->ind = palloc(sizeof(SQLLEN) * b->max_rows);
 		rc = SQLBindCol(stmt, i + 1, c->c_type, c->slots, c->width, c->ind);
-		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "bind a column of a remote result");
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "binding a column of a remote result");
 	}
 	return b;
 }
@@ -315,7 +315,7 @@ FetchNextBlock(FetchBlock *b)
 	if (rc == SQL_NO_DATA)
 		return 0;
 	/* SQL_SUCCESS_WITH_INFO: some value did not fit its slot (01004) */
-	OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "fetch rows from the warehouse");
+	OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "fetching rows from the warehouse");
 
 	if (!b->bound)
 		return 1;
@@ -324,7 +324,7 @@ FetchNextBlock(FetchBlock *b)
 	{
 		if (b->row_status[r] == SQL_ROW_ERROR)
 			OdbcCheck(b->conn, SQL_ERROR, SQL_HANDLE_STMT, b->stmt,
-					  "fetch a row from the warehouse");
+					  "fetching a row from the warehouse");
 		/* slots that were to hold any value: a cut one must not pass */
 		if (b->exact && (rc == SQL_SUCCESS_WITH_INFO ||
 						 b->row_status[r] == SQL_ROW_SUCCESS_WITH_INFO))
@@ -360,7 +360,7 @@ read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
 		OdbcEndRemoteCall();
 		if (rc == SQL_NO_DATA)
 			break;
-		OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "read a value from the warehouse");
+		OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "reading a value from the warehouse");
 		if (ind == SQL_NULL_DATA)
 			return -1;
 		if (ind != SQL_NO_TOTAL && (size_t) ind + term <= (size_t) room)
@@ -422,7 +422,7 @@ FetchValue(FetchBlock *b, int row, int col, const char **data, size_t *len)
 			SQLRETURN	rc = SQLSetPos(b->stmt, row + 1, SQL_POSITION, SQL_LOCK_NO_CHANGE);
 
 			OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt,
-					  "position on a row to read a long value");
+					  "positioning on a row to read a long value");
 		}
 	}
 
@@ -445,7 +445,7 @@ FetchNextRow(OdbcConn *conn, SQLHSTMT stmt)
 	OdbcEndRemoteCall();
 	if (rc == SQL_NO_DATA)
 		return false;
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "fetch rows from the warehouse");
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "fetching rows from the warehouse");
 	return true;
 }
 
@@ -456,7 +456,7 @@ FetchResultColumns(OdbcConn *conn, SQLHSTMT stmt)
 	SQLSMALLINT n;
 	SQLRETURN	rc = SQLNumResultCols(stmt, &n);
 
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describe a remote result");
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describing a remote result");
 	return n;
 }
 
@@ -624,7 +624,7 @@ FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 	}
 
 	rc = SQLGetData(stmt, col, SQL_C_TYPE_TIMESTAMP, &ts, sizeof(ts), &ind);
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read a timestamp from the warehouse");
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "reading a timestamp from the warehouse");
 	if (ind == SQL_NULL_DATA)
 		return false;
 
@@ -651,7 +651,7 @@ FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result)
 	SQLRETURN	rc;
 
 	rc = SQLGetData(stmt, col, SQL_C_SBIGINT, &v, sizeof(v), &ind);
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read an integer from the warehouse");
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "reading an integer from the warehouse");
 	if (ind == SQL_NULL_DATA)
 		return false;
 	*result = v;

@@ -37,12 +37,16 @@
 static LoadChunk current_chunk;
 static int	current_chunks;
 
-/* Commit the work so far and go on in a new transaction. */
+/*
+ * Commit the work so far and go on in a new transaction, whose now() is
+ * the time it starts (a background worker has no statements to set it).
+ */
 static void
 next_transaction(void)
 {
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 }

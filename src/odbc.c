@@ -69,6 +69,9 @@ struct OdbcConn
 static void odbc_release(void *arg);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
+static void odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
+							  SQLHANDLE handle, const char *operation,
+							  const char *sql) pg_attribute_noreturn();
 
 /*
  * Append UTF-16 text to a UTF-8 StringInfo.  With copy_escape, the
@@ -236,28 +239,32 @@ OdbcForgetLastError(void)
 }
 
 /*
- * Raise an ERROR carrying the driver's diagnostics if rc says the call
- * failed.  "what" names the operation ("connect to warehouse server \"wh\"",
- * "run a remote query"); the driver's text goes to errdetail, scrubbed of
- * the password.
+ * Raise an ERROR for a failed ODBC call, shaped like postgres_fdw's
+ * pgfdw_report_error(): the driver's own message is the primary message
+ * (the remote text, so errmsg_internal), with a PostgreSQL SQLSTATE mapped
+ * from the driver's; the driver's SQLSTATE and further diagnostic records
+ * go to DETAIL, and what we were doing (and the remote SQL, if any) to
+ * CONTEXT.  Every piece of the
+ * driver's text is scrubbed of the password, one record at a time (a cut
+ * password ends its own message) and then as a whole.
+ *
+ * "operation" is a phrase for CONTEXT, such as "fetching rows from the
+ * warehouse"; sql is the remote statement, or NULL.
  */
-void
-OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
-		  const char *what)
+static void
+odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
+				  const char *operation, const char *sql)
 {
+	const char *password = conn ? conn->password : NULL;
+	char	   *primary = NULL;
 	StringInfoData detail;
 	char		first_state[6] = "HY000";
-
-	if (SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA)
-		return;
 
 	/* a call stopped by OdbcCancelRemoteCall(): report the cancel itself */
 	CHECK_FOR_INTERRUPTS();
 
 	initStringInfo(&detail);
-	if (rc == SQL_INVALID_HANDLE)
-		appendStringInfoString(&detail, "invalid ODBC handle");
-	else
+	if (rc != SQL_INVALID_HANDLE)
 	{
 		for (SQLSMALLINT i = 1; i <= 10; i++)
 		{
@@ -272,25 +279,44 @@ OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
 											  msg, lengthof(msg), &msglen)))
 				break;
 			state8 = OdbcWideToUtf8(state, 5);
-			msg8 = OdbcWideToUtf8(msg, Min(msglen, (SQLSMALLINT) (lengthof(msg) - 1)));
+			msg8 = OptionScrubSecret(OdbcWideToUtf8(msg, Min(msglen, (SQLSMALLINT) (lengthof(msg) - 1))),
+									 password);
 			if (i == 1)
+			{
 				strlcpy(first_state, state8, sizeof(first_state));
-			if (detail.len > 0)
-				appendStringInfoChar(&detail, '\n');
-			/* scrubbed one by one: a cut password ends its own message */
-			appendStringInfo(&detail, "%s (SQLSTATE %s)",
-							 OptionScrubSecret(msg8, conn ? conn->password : NULL),
-							 state8);
+				primary = pchomp(msg8);
+				appendStringInfo(&detail, "The driver's SQLSTATE is %s.", state8);
+				continue;
+			}
+			appendStringInfo(&detail, "\n%s (SQLSTATE %s)", msg8, state8);
 		}
-		if (detail.len == 0)
-			appendStringInfoString(&detail, "the ODBC driver returned no diagnostics");
 	}
 
 	last_error_transient = odbc_sqlstate_is_transient(first_state);
 	ereport(ERROR,
 			(errcode(odbc_sqlstate_to_errcode(first_state)),
-			 errmsg("could not %s", what),
-			 errdetail("%s", OptionScrubSecret(detail.data, conn ? conn->password : NULL))));
+			 primary && primary[0] != '\0' ?
+			 errmsg_internal("%s", OptionScrubSecret(primary, password)) :
+			 rc == SQL_INVALID_HANDLE ?
+			 errmsg("the ODBC driver manager reported an invalid handle") :
+			 errmsg("the ODBC driver returned no diagnostics"),
+			 detail.len > 0 ?
+			 errdetail_internal("%s", OptionScrubSecret(detail.data, password)) : 0,
+			 errcontext("%s", operation),
+			 sql ? errcontext("remote SQL command: %s", sql) : 0));
+}
+
+/*
+ * Raise an ERROR carrying the driver's diagnostics if rc says the call
+ * failed; operation says what was being done, for CONTEXT.
+ */
+void
+OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
+		  const char *operation)
+{
+	if (SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA)
+		return;
+	odbc_report_error(conn, rc, htype, handle, operation, NULL);
 }
 
 /*
@@ -334,15 +360,14 @@ odbc_driver_connect(OdbcConn *conn, const char *connstr)
 {
 	SQLRETURN	rc;
 	SQLWCHAR   *wconn;
-	char	   *what;
 
 	rc = SQLAllocHandle(SQL_HANDLE_DBC, conn->env, &conn->dbc);
-	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "allocate an ODBC connection handle");
+	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "allocating an ODBC connection handle");
 	if (conn->login_timeout > 0)
 	{
 		rc = SQLSetConnectAttr(conn->dbc, SQL_ATTR_LOGIN_TIMEOUT,
 							   (SQLPOINTER) (intptr_t) conn->login_timeout, 0);
-		OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "set the login timeout");
+		OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "setting the login timeout");
 	}
 
 	wconn = OdbcUtf8ToWide(connstr, NULL);
@@ -350,8 +375,10 @@ odbc_driver_connect(OdbcConn *conn, const char *connstr)
 						   SQL_DRIVER_NOPROMPT);
 	/* the wide copy holds the password: wipe it at once */
 	memset(wconn, 0, (strlen(connstr) * 2 + 1) * sizeof(SQLWCHAR));
-	what = psprintf("connect to warehouse server \"%s\"", conn->server_name);
-	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, what);
+	if (!SQL_SUCCEEDED(rc) && rc != SQL_NO_DATA)
+		odbc_report_error(conn, rc, SQL_HANDLE_DBC, conn->dbc,
+						  psprintf("connecting to warehouse server \"%s\"", conn->server_name),
+						  NULL);
 	conn->connected = true;
 }
 
@@ -395,7 +422,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 				(errcode(ERRCODE_FDW_OUT_OF_MEMORY),
 				 errmsg("could not allocate an ODBC environment handle")));
 	rc = SQLSetEnvAttr(conn->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER) SQL_OV_ODBC3, 0);
-	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "request ODBC 3 behaviour");
+	OdbcCheck(conn, rc, SQL_HANDLE_ENV, conn->env, "requesting ODBC 3 behaviour");
 
 	odbc_driver_connect(conn, connstr);
 
@@ -445,7 +472,7 @@ odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info)
 	SQLRETURN	rc;
 
 	rc = SQLGetInfoW(conn->dbc, info, buf, sizeof(buf), &len);
-	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "read driver information");
+	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "reading driver information");
 	return OdbcWideToUtf8(buf, Min(len / (SQLSMALLINT) sizeof(SQLWCHAR), (SQLSMALLINT) lengthof(buf) - 1));
 }
 
@@ -544,12 +571,12 @@ OdbcAllocStatement(OdbcConn *conn)
 	SQLRETURN	rc;
 
 	rc = SQLAllocHandle(SQL_HANDLE_STMT, conn->dbc, &stmt);
-	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "allocate an ODBC statement");
+	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "allocating an ODBC statement");
 	if (conn->query_timeout > 0)
 	{
 		rc = SQLSetStmtAttr(stmt, SQL_ATTR_QUERY_TIMEOUT,
 							(SQLPOINTER) (intptr_t) conn->query_timeout, 0);
-		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "set the query timeout");
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "setting the query timeout");
 	}
 	return stmt;
 }
@@ -601,7 +628,8 @@ format_timestamp_text(const SQL_TIMESTAMP_STRUCT *ts, char *out)
 
 /*
  * Run a statement with its parameters bound (never spliced into the text).
- * Errors name the statement in their context; it holds no secrets.
+ * An error names the statement in its CONTEXT, as postgres_fdw's do; it
+ * holds no secrets.
  */
 void
 OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
@@ -637,7 +665,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_SBIGINT,
 								  SQL_BIGINT, 19, 0, &ints[i], 0, &ind[i]);
 		}
-		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "bind a parameter of a remote query");
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "binding a parameter of a remote query");
 	}
 
 	wsql = OdbcUtf8ToWide(sql, NULL);
@@ -645,11 +673,8 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 	rc = SQLExecDirectW(stmt, wsql, SQL_NTS);
 	OdbcEndRemoteCall();
 	if (!SQL_SUCCEEDED(rc) && rc != SQL_NO_DATA)
-	{
-		char	   *what = psprintf("run remote query: %s", sql);
-
-		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, what);
-	}
+		odbc_report_error(conn, rc, SQL_HANDLE_STMT, stmt,
+						  "running a statement on the warehouse", sql);
 }
 
 /*

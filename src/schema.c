@@ -86,7 +86,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 
 	rc = SQLColumnsW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
 					 wtable, SQL_NTS, NULL, 0);
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read the warehouse's column metadata");
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "reading the warehouse's column metadata");
 
 	while (FetchNextRow(conn, stmt))
 	{
@@ -193,7 +193,7 @@ SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt)
 	memset(by_seq, 0, sizeof(by_seq));
 	rc = SQLPrimaryKeysW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
 						 OdbcUtf8ToWide(rt->table, NULL), SQL_NTS);
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read the warehouse's primary key");
+	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "reading the warehouse's primary key");
 	while (FetchNextRow(conn, stmt))
 	{
 		char	   *name = fetch_text(conn, stmt, 4);

@@ -24,6 +24,7 @@
 #include "commands/copy.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_relation.h"
@@ -59,6 +60,9 @@ typedef struct StageFeed
 	bool	   *is_key;			/* a NULL here fails the cycle */
 	int			check_col;		/* the cursor, read as text and checked; or -1 */
 	char	  **names;
+	FmgrInfo   *in_funcs;		/* the staging columns' input functions, */
+	Oid		   *in_ioparams;	/* to find the value COPY rejected */
+	int32	   *in_typmods;
 	StringInfoData line;		/* the current row as a COPY text line */
 	bool		eof;
 	/* a batch of rows as COPY text, and the part of it COPY is reading */
@@ -472,18 +476,81 @@ line_field(const char *line, int len, int col)
 	return out.data;
 }
 
-/* The column an input error was about, from COPY's error context. */
-static char *
-error_column(ErrorData *edata)
+/*
+ * Find the value the local types reject among lines [from, to) of the
+ * batch, without reading any message text (which is in lc_messages'
+ * language): convert the values ourselves as COPY does, line by line and
+ * column by column, remembering which one is being converted.  COPY turns
+ * a line from UTF-8 into the server encoding before it reads any value, so
+ * each line's values are converted first, then given to their input
+ * functions in column order.  All of it runs in one subtransaction, which
+ * the first error ends.
+ *
+ * Returns true with *line (0-based in the batch) and *col set when some
+ * value fails; false if all convert (the error was not about one value).
+ * Errors other than data errors (class 22 or 23) are raised.
+ */
+static bool
+locate_bad_value(int from, int to, int *line, int *col)
 {
-	const char *p;
-	const char *end;
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile int cur_line = -1;
+	volatile int cur_col = -1;
+	volatile bool found = false;
 
-	if (edata->context == NULL || (p = strstr(edata->context, ", column ")) == NULL)
-		return NULL;
-	p += strlen(", column ");
-	end = strchr(p, ':');
-	return end ? pnstrdup(p, end - p) : pstrdup(p);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		char	  **values = palloc(sizeof(char *) * feed->ncols);
+
+		for (int l = from; l < to; l++)
+		{
+			const char *text = feed->batch.data + feed->offsets[l];
+			int			len = feed->offsets[l + 1] - feed->offsets[l];
+
+			cur_line = l;
+			for (int i = 0; i < feed->ncols; i++)
+			{
+				cur_col = i;
+				values[i] = line_field(text, len, i);
+				if (values[i] != NULL)
+					values[i] = pg_any_to_server(values[i], strlen(values[i]), PG_UTF8);
+			}
+			for (int i = 0; i < feed->ncols; i++)
+			{
+				cur_col = i;
+				(void) InputFunctionCall(&feed->in_funcs[i], values[i],
+										 feed->in_ioparams[i], feed->in_typmods[i]);
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
+			ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		found = true;
+	}
+	PG_END_TRY();
+
+	*line = cur_line;
+	*col = cur_col;
+	return found;
 }
 
 /* The key of a COPY text line, as "v1, v2" for the reports. */
@@ -535,47 +602,51 @@ bad_row(const char *line_or_null, const char *column, const char *reason)
 /*
  * on_bad_row 'fail': COPY the whole batch; a value the local types reject
  * fails the cycle with an error that names the table, key, column and
- * reason.
+ * reason.  The batch is copied in a subtransaction so that, when it fails,
+ * the bad line and column can be found (locate_bad_value(), else line by
+ * line) before the error is raised.
  */
 static void
 copy_or_explain(Relation rel, ParseState *pstate, List *options)
 {
-	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *edata;
+	int			line = -1;
+	int			col = -1;
+	char	   *key = NULL;
 
-	PG_TRY();
-	{
-		copy_lines(rel, pstate, options, 0, feed->nlines);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-		const char *p;
-		long		line = 0;
-		char	   *key = NULL;
-		char	   *column;
+	edata = try_copy_lines(rel, pstate, options, 0, feed->nlines);
+	if (edata == NULL)
+		return;
 
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if ((ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
-			 ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION) ||
-			edata->context == NULL || (p = strstr(edata->context, ", line ")) == NULL)
-			PG_RE_THROW();
-		FlushErrorState();
-		line = strtol(p + strlen(", line "), NULL, 10);
-		if (line >= 1 && line <= feed->nlines)
-			key = line_key(feed->batch.data + feed->offsets[line - 1],
-						   feed->offsets[line] - feed->offsets[line - 1]);
-		column = error_column(edata);
-		ereport(ERROR,
-				(errcode(edata->sqlerrcode),
-				 errmsg("bad row in warehouse table \"%s\": key (%s), column \"%s\": %s",
-						feed->cfg->remote_table, key ? key : "unknown",
-						column ? column : "unknown", edata->message),
-				 errdetail("Row " INT64_FORMAT " of this pull. Nothing of this cycle was applied.",
-						   feed->first_row + line - 1),
-				 errhint("Fix the row in the warehouse or the local column type, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
+	if (!locate_bad_value(0, feed->nlines, &line, &col))
+	{
+		/* not one value's fault: the first line COPY rejects on its own */
+		col = -1;
+		line = -1;
+		for (int l = 0; l < feed->nlines && line < 0; l++)
+		{
+			ErrorData  *e = try_copy_lines(rel, pstate, options, l, l + 1);
+
+			if (e != NULL)
+			{
+				line = l;
+				FreeErrorData(e);
+			}
+		}
 	}
-	PG_END_TRY();
+	if (line >= 0)
+		key = line_key(feed->batch.data + feed->offsets[line],
+					   feed->offsets[line + 1] - feed->offsets[line]);
+	ereport(ERROR,
+			(errcode(edata->sqlerrcode),
+			 errmsg("bad row in warehouse table \"%s\": key (%s), column \"%s\": %s",
+					feed->cfg->remote_table, key ? key : "unknown",
+					col >= 0 ? feed->names[col] : "unknown", edata->message),
+			 line >= 0 ?
+			 errdetail("Row " INT64_FORMAT " of this pull. Nothing of this cycle was applied.",
+					   feed->first_row + line) :
+			 errdetail("Nothing of this cycle was applied."),
+			 errhint("Fix the row in the warehouse or the local column type, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
 }
 
 /*
@@ -640,6 +711,18 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	}
 
 	rel = table_open(stage_relid, RowExclusiveLock);
+	state.in_funcs = palloc(sizeof(FmgrInfo) * state.ncols);
+	state.in_ioparams = palloc(sizeof(Oid) * state.ncols);
+	state.in_typmods = palloc(sizeof(int32) * state.ncols);
+	for (i = 0; i < state.ncols; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
+		Oid			func;
+
+		getTypeInputInfo(att->atttypid, &func, &state.in_ioparams[i]);
+		fmgr_info(func, &state.in_funcs[i]);
+		state.in_typmods[i] = att->atttypmod;
+	}
 	pstate = make_parsestate(NULL);
 	addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL, false, false);
 	options = list_make1(makeDefElem("encoding", (Node *) makeString("UTF8"), -1));
@@ -667,11 +750,17 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 			/* a bad value in the batch: load it row by row */
 			for (int l = 0; l < feed->nlines; l++)
 			{
+				int			bad_line;
+				int			bad_col;
+
 				edata = try_copy_lines(rel, pstate, options, l, l + 1);
-				if (edata)
-					bad_row(pnstrdup(feed->batch.data + feed->offsets[l],
-									 feed->offsets[l + 1] - feed->offsets[l]),
-							error_column(edata), edata->message);
+				if (edata == NULL)
+					continue;
+				if (!locate_bad_value(l, l + 1, &bad_line, &bad_col))
+					bad_col = -1;
+				bad_row(pnstrdup(feed->batch.data + feed->offsets[l],
+								 feed->offsets[l + 1] - feed->offsets[l]),
+						bad_col >= 0 ? feed->names[bad_col] : NULL, edata->message);
 			}
 		}
 		report_progress();

@@ -180,7 +180,7 @@ extern void OdbcFreeStatement(OdbcConn *conn, SQLHSTMT stmt);
 extern void OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql,
 						int nparams, OdbcParam *params);
 extern void OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
-					  SQLHANDLE handle, const char *what);
+					  SQLHANDLE handle, const char *operation);
 extern void OdbcAppendUtf16(StringInfo buf, const SQLWCHAR *w, size_t n,
 							bool copy_escape);
 extern char *OdbcWideToUtf8(const SQLWCHAR *w, ssize_t nchars);

@@ -16,6 +16,12 @@
  *			the outcome and the new watermark; commit;
  *	  on error: abort tx 2 (nothing of it remains) and record the failure.
  *
+ * Every transaction a worker starts first sets the statement start time,
+ * as a backend does for each statement: now() in catalog SQL is then the
+ * time of that transaction, not of the worker's start, across retries and
+ * the many transactions of a chunked load.  Errors raised during a cycle
+ * name the table and the run in their CONTEXT.
+ *
  * One process per cycle, exiting at the end: no ODBC state outlives a run.
  * SIGTERM (pg_terminate_backend, or the caller being cancelled) becomes a
  * query cancel, so the cycle rolls back through the same path as any error
@@ -428,11 +434,58 @@ WorkerRunCycles(List *table_ids, int max_parallel)
 	return run_ids;
 }
 
-/* The text kept in the run log for an error: message, detail, hint, context. */
+/* What the cycle's error context names. */
+typedef struct CycleErrorContext
+{
+	const char *table_name;
+	int64		run_id;
+} CycleErrorContext;
+
+/* The line the cycle's error context adds. */
 static char *
-describe_error(ErrorData *edata)
+cycle_context_line(const char *table_name, int64 run_id)
+{
+	return psprintf("treble_sync cycle of table \"%s\", run %lld",
+					table_name, (long long) run_id);
+}
+
+/*
+ * Error context callback: the table and run of the cycle being run, for
+ * every message a cycle raises (in the server log, and in the errors of
+ * the statements it runs).
+ */
+static void
+cycle_error_callback(void *arg)
+{
+	CycleErrorContext *c = arg;
+
+	errcontext("%s", cycle_context_line(c->table_name, c->run_id));
+}
+
+/*
+ * The text kept in the run log for an error: message, detail, hint,
+ * context.  The context line naming the cycle is left out: the run's row
+ * holds its table and run id already.  It is the outermost context, so
+ * the last line, and exactly the text cycle_context_line() makes.
+ */
+static char *
+describe_error(ErrorData *edata, const char *table_name, int64 run_id)
 {
 	StringInfoData buf;
+	char	   *context = edata->context;
+
+	if (context != NULL)
+	{
+		char	   *line = cycle_context_line(table_name, run_id);
+		size_t		clen = strlen(context);
+		size_t		llen = strlen(line);
+
+		if (clen == llen && strcmp(context, line) == 0)
+			context = NULL;
+		else if (clen > llen && strcmp(context + clen - llen, line) == 0 &&
+				 context[clen - llen - 1] == '\n')
+			context = pnstrdup(context, clen - llen - 1);
+	}
 
 	initStringInfo(&buf);
 	if (got_sigterm)
@@ -444,8 +497,8 @@ describe_error(ErrorData *edata)
 		appendStringInfo(&buf, "\nDETAIL: %s", edata->detail);
 	if (edata->hint)
 		appendStringInfo(&buf, "\nHINT: %s", edata->hint);
-	if (edata->context)
-		appendStringInfo(&buf, "\nCONTEXT: %s", edata->context);
+	if (context)
+		appendStringInfo(&buf, "\nCONTEXT: %s", context);
 	return buf.data;
 }
 
@@ -459,6 +512,7 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 	TableConfig *cfg;
 	bool		locked;
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	MemoryContextSwitchTo(cxt);
 
@@ -564,6 +618,8 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 	OdbcConn   *volatile conn = NULL;
 	ErrorData  *volatile edata = NULL;
 	MemoryContext attempt_cxt;
+	CycleErrorContext context_arg;
+	ErrorContextCallback errcallback;
 
 	CycleForgetCut();
 	DriftForget();
@@ -582,8 +638,17 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		TableConfig *cfg;
 		MemoryContext old;
 
+		/* PG_CATCH takes the callback off the stack again */
+		context_arg.table_name = run_cfg->name;
+		context_arg.run_id = slot->run_id;
+		errcallback.callback = cycle_error_callback;
+		errcallback.arg = &context_arg;
+		errcallback.previous = error_context_stack;
+		error_context_stack = &errcallback;
+
 		memset(&result, 0, sizeof(result));
 		result.run_id = slot->run_id;
+		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		old = MemoryContextSwitchTo(attempt_cxt);
@@ -615,6 +680,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		CommitTransactionCommand();
 		ProgressEnd();
 		OdbcDisconnect(conn);
+		error_context_stack = errcallback.previous;
 	}
 	PG_CATCH();
 	{
@@ -638,6 +704,7 @@ after_failed_run(int64 run_id, MemoryContext cxt)
 {
 	PG_TRY();
 	{
+		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		CatalogAfterRun(run_id);
@@ -671,6 +738,7 @@ max_retries_for(TableConfig *cfg)
 
 	if (cfg->max_retries >= 0)
 		return cfg->max_retries;
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	server = GetForeignServerByName(cfg->server_name, true);
 	if (server)
@@ -727,9 +795,10 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		if (attempt > max_retries || got_sigterm || got_sigint ||
 			!OdbcLastErrorWasTransient())
 		{
-			char	   *text = describe_error(edata);
+			char	   *text = describe_error(edata, cfg->name, slot->run_id);
 
 			cut = CycleLastCut();
+			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
 			CatalogFailRun(slot->run_id, text);
@@ -742,7 +811,8 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 			ereport(LOG,
 					(errmsg("treble_sync cycle of table \"%s\" failed: %s",
 							cfg->name, edata->message ? edata->message : "unknown error"),
-					 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+					 edata->context ? errcontext("%s", edata->context) : 0));
 			return;
 		}
 
@@ -832,6 +902,8 @@ treble_sync_chunk_worker_main(Datum main_arg)
 	HelperArgs	args;
 	MemoryContext cxt;
 	TableConfig *volatile cfg = NULL;
+	CycleErrorContext context_arg;
+	ErrorContextCallback errcallback;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 	pqsignal(SIGTERM, worker_sigterm);
@@ -849,11 +921,21 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		OdbcConn   *conn;
 		MemoryContext old;
 
+		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		old = MemoryContextSwitchTo(cxt);
 		cfg = CatalogGetTableById(args.table_id);
 		MemoryContextSwitchTo(old);
+
+		/* PG_CATCH takes the callback off the stack again */
+		context_arg.table_name = cfg->name;
+		context_arg.run_id = args.run_id;
+		errcallback.callback = cycle_error_callback;
+		errcallback.arg = &context_arg;
+		errcallback.previous = error_context_stack;
+		error_context_stack = &errcallback;
+
 		SecurityBeginCycle(cfg->owner);
 		set_ps_display(cfg->name);
 		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync chunk loader of %s", cfg->name));
@@ -872,6 +954,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		CommitTransactionCommand();
 		ProgressEnd();
 		OdbcDisconnect(conn);
+		error_context_stack = errcallback.previous;
 	}
 	PG_CATCH();
 	{
@@ -884,9 +967,11 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		chunk = LoadCurrentChunk();
 		if (chunk > 0 && cfg != NULL)
 		{
+			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
-			CatalogChunkFailed(cfg->table_id, chunk, describe_error(edata));
+			CatalogChunkFailed(cfg->table_id, chunk,
+							   describe_error(edata, cfg->name, args.run_id));
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}

@@ -410,7 +410,7 @@ SELECT treble_sync.add_table('fact_sends', 'missing', key_columns => '{send_id}'
 SQL
 )
     check "$W: a warehouse file that is not there fails registration" \
-        'ERROR:  could not connect to warehouse server "missing"' "$(head -n 1 <<<"$out")"
+        'CONTEXT:  connecting to warehouse server "missing"' "$(grep -m 1 '^CONTEXT:' <<<"$out")"
     check "$W: and is not created" "absent" "$([[ -e $TS_DIR/missing.db ]] && echo present || echo absent)"
 }
 
