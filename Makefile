@@ -37,5 +37,6 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Every object depends on the shared header (PGXS tracks no dependencies).
-$(OBJS): src/treble_sync.h src/security.h src/option.h
+# PGXS tracks no header dependencies: every object depends on every
+# header of src/ (a header change is rare, a full rebuild is quick).
+$(OBJS): $(wildcard src/*.h)

@@ -32,7 +32,13 @@
 #include "utils/rel.h"
 #include "utils/lsyscache.h"
 
-#include "treble_sync.h"
+#include "catalog.h"
+#include "drift.h"
+
+static const char *CatalogCursorKindName(CursorKind kind);
+static CursorKind CatalogParseCursorKind(const char *name);
+static const char *CatalogBadRowName(BadRowPolicy policy);
+static const char *CatalogDriftName(DriftPolicy policy);
 
 /* Bytes of random salt per owner for masked columns. */
 #define MASK_SALT_BYTES 32
@@ -839,13 +845,13 @@ CatalogParseMode(const char *name)
 }
 
 /* The catalog's name of a cursor kind, and back. */
-const char *
+static const char *
 CatalogCursorKindName(CursorKind kind)
 {
 	return kind == CURSOR_INTEGER ? "integer" : "timestamp";
 }
 
-CursorKind
+static CursorKind
 CatalogParseCursorKind(const char *name)
 {
 	if (name == NULL)
@@ -1053,7 +1059,7 @@ CatalogMaskSalt(Oid owner)
 }
 
 /* The catalog's name of a drift policy, and back. */
-const char *
+static const char *
 CatalogDriftName(DriftPolicy policy)
 {
 	switch (policy)
@@ -1131,7 +1137,7 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 }
 
 /* The catalog's name of a bad-row policy, and back. */
-const char *
+static const char *
 CatalogBadRowName(BadRowPolicy policy)
 {
 	switch (policy)

@@ -25,8 +25,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "catalog.h"
+#include "checks.h"
 #include "security.h"
-#include "treble_sync.h"
 
 /* The results of a run whose checks failed it, kept across the rollback. */
 static char *failed_results = NULL;

@@ -38,8 +38,15 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "catalog.h"
+#include "cycle.h"
+#include "fetch.h"
+#include "odbc.h"
+#include "option.h"
+#include "progress.h"
+#include "schema.h"
 #include "security.h"
-#include "treble_sync.h"
+#include "stage.h"
 
 static bool remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
 							 const char *column, bool integer, bool bounded,
@@ -104,7 +111,7 @@ CycleFormatCursor(TableConfig *cfg, int64 value)
 }
 
 /* Parse a cursor value written by CycleFormatCursor. */
-int64
+static int64
 CycleParseCursor(TableConfig *cfg, const char *text)
 {
 	if (cfg->cursor_kind == CURSOR_INTEGER)
@@ -864,7 +871,7 @@ local_name(TableConfig *cfg)
  * The lower bound of the hot window: date_trunc('day', T) - hot_window,
  * from the warehouse's clock, the same on both sides.
  */
-Timestamp
+static Timestamp
 CycleWindowBound(TableConfig *cfg, Timestamp cut)
 {
 	Datum		day = DirectFunctionCall2(timestamp_trunc, CStringGetTextDatum("day"),
@@ -1045,7 +1052,7 @@ CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
  * cursor.  Chunks cover it up to CycleLoadEnd(); the rest of the rows
  * (from there on, and NULLs) are pulled with the watermark's step.
  */
-const char *
+static const char *
 CycleChunkColumn(TableConfig *cfg)
 {
 	return cfg->event_column ? cfg->event_column : cfg->cursor_column;
@@ -1056,7 +1063,7 @@ CycleChunkColumn(TableConfig *cfg)
  * step pulls the window as a cycle would and refreshes it), or without a
  * window the start of T's day.
  */
-Timestamp
+static Timestamp
 CycleLoadEnd(TableConfig *cfg, Timestamp cut)
 {
 	if (cfg->event_column)

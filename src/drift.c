@@ -34,7 +34,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "treble_sync.h"
+#include "catalog.h"
+#include "drift.h"
+#include "odbc.h"
+#include "schema.h"
 
 /* The drift the last check of this process saw, for the run log. */
 static char *last_drift = NULL;

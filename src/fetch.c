@@ -32,7 +32,8 @@
 #include "utils/datetime.h"
 #include "utils/memutils.h"
 
-#include "treble_sync.h"
+#include "fetch.h"
+#include "odbc.h"
 
 /* Bytes of bound slots per block, all columns together. */
 #define FETCH_BLOCK_BYTES (4 * 1024 * 1024)

@@ -31,7 +31,11 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-#include "treble_sync.h"
+#include "catalog.h"
+#include "cycle.h"
+#include "load.h"
+#include "progress.h"
+#include "worker.h"
 
 /* The chunk this process is loading, for error reports; 0 if none. */
 static LoadChunk current_chunk;

@@ -33,12 +33,13 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-#include "treble_sync.h"
-
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include "odbc.h"
+#include "option.h"
 
 #include <sqlucode.h>
 
@@ -128,7 +129,7 @@ OdbcAppendUtf16(StringInfo buf, const SQLWCHAR *w, size_t n, bool copy_escape)
  * Convert driver UTF-16 to a palloc'd UTF-8 string.  nchars < 0 means
  * NUL-terminated.
  */
-char *
+static char *
 OdbcWideToUtf8(const SQLWCHAR *w, ssize_t nchars)
 {
 	StringInfoData buf;

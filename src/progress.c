@@ -25,7 +25,7 @@
 #include "utils/backend_progress.h"
 #include "utils/timestamp.h"
 
-#include "treble_sync.h"
+#include "progress.h"
 
 /*
  * Our slots: COPY uses 0-5.  The view in the install script reads them as

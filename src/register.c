@@ -29,8 +29,12 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 
+#include "catalog.h"
+#include "drift.h"
+#include "odbc.h"
+#include "schema.h"
 #include "security.h"
-#include "treble_sync.h"
+#include "worker.h"
 
 #include <sqlucode.h>
 

@@ -28,7 +28,9 @@
 
 #include "utils/partcache.h"
 
-#include "treble_sync.h"
+#include "fetch.h"
+#include "odbc.h"
+#include "schema.h"
 
 #include <sqlucode.h>
 

@@ -38,7 +38,7 @@
  * Whether the current role has the privileges of a registration's owner:
  * what changing it or starting its cycles requires.
  */
-bool
+static bool
 SecurityMayManage(Oid owner)
 {
 	return OidIsValid(owner) && has_privs_of_role(GetUserId(), owner);

@@ -34,8 +34,13 @@
 #include "utils/rel.h"
 #include "utils/resowner.h"
 
+#include "catalog.h"
+#include "fetch.h"
+#include "odbc.h"
+#include "progress.h"
+#include "schema.h"
 #include "security.h"
-#include "treble_sync.h"
+#include "stage.h"
 
 #define STAGE_TABLE_NAME "treble_sync_stage"
 

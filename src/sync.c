@@ -20,8 +20,10 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
+#include "catalog.h"
+#include "cycle.h"
 #include "security.h"
-#include "treble_sync.h"
+#include "worker.h"
 
 /*
  * The caller reads the run row the worker committed: that needs a fresh

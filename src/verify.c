@@ -38,8 +38,14 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "catalog.h"
+#include "cycle.h"
+#include "fetch.h"
+#include "odbc.h"
+#include "schema.h"
 #include "security.h"
-#include "treble_sync.h"
+#include "stage.h"
+#include "worker.h"
 
 /* One day's aggregates, from one side. */
 typedef struct DayAgg

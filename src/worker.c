@@ -48,8 +48,16 @@
 #include "utils/timestamp.h"
 #include "utils/snapmgr.h"
 
+#include "catalog.h"
+#include "checks.h"
+#include "cycle.h"
+#include "drift.h"
+#include "load.h"
+#include "odbc.h"
+#include "option.h"
+#include "progress.h"
 #include "security.h"
-#include "treble_sync.h"
+#include "worker.h"
 
 /* Distinguishes our cycle locks from users' advisory locks in pg_locks. */
 #define CYCLE_LOCK_SPACE 0x54726231	/* "Trb1" */

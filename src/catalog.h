@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.h
+ *	  Reading and writing the extension's tables: registrations, the run
+ *	  log, chunked loads, quarantine, check results (catalog.c).
+ *
+ * Every write runs as the extension's owner; callers never spell a
+ * catalog table's SQL themselves.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TREBLE_SYNC_CATALOG_H
+#define TREBLE_SYNC_CATALOG_H
+
+#include "postgres.h"
+
+#include "treble_sync.h"
+
+typedef struct CatalogUser
+{
+	Oid			userid;
+	int			sec_context;
+} CatalogUser;
+
+extern CatalogUser CatalogBecomeOwner(void);
+extern void CatalogRestoreUser(CatalogUser saved);
+extern TableConfig *CatalogGetTable(const char *name, bool missing_ok);
+extern TableConfig *CatalogGetTableById(int32 table_id);
+extern List *CatalogEnabledTableIds(const char *server);
+extern int64 CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner);
+extern int	CatalogFailStaleRuns(TableConfig *cfg);
+extern void CatalogFinishRun(int64 run_id, CycleResult *result);
+extern void CatalogFailRun(int64 run_id, const char *error);
+extern void CatalogSetWatermark(int32 table_id, const char *watermark);
+extern bool CatalogRunIsRunning(int64 run_id);
+extern Datum CatalogRunRow(int64 run_id);
+extern Datum CatalogInsertTable(TableConfig *cfg, Oid owner);
+extern char *CatalogTableUsingLocal(Oid relid);
+extern void CatalogStartLoad(int32 table_id, const char *cut, List *chunks);
+extern bool CatalogClaimChunk(int32 table_id, LoadChunk *chunk);
+extern void CatalogFinishChunk(int32 table_id, int chunk, int64 run_id, CycleResult *r);
+extern void CatalogChunkFailed(int32 table_id, int chunk, const char *error);
+extern void CatalogLoadState(int32 table_id, int *chunks, int *done, char **first_error);
+extern void CatalogEndLoad(int32 table_id);
+extern const char *CatalogModeName(SyncMode mode);
+extern SyncMode CatalogParseMode(const char *name);
+extern Datum CatalogUpdateTable(TableConfig *cfg, bool reset);
+extern void CatalogDeleteTable(int32 table_id);
+extern void CatalogAfterRun(int64 run_id);
+extern bytea *CatalogMaskSalt(Oid owner);
+extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut,
+								 const char *drift, const char *warnings);
+extern Datum CatalogSetRemoteColumns(TableConfig *cfg);
+extern void CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
+							  const char *column, const char *raw, const char *reason);
+extern BadRowPolicy CatalogParseBadRow(const char *name);
+extern DriftPolicy CatalogParseDrift(const char *name);
+
+#endif							/* TREBLE_SYNC_CATALOG_H */

@@ -1,0 +1,36 @@
+/*-------------------------------------------------------------------------
+ *
+ * cycle.h
+ *	  The steps of a sync cycle in every mode, run in the caller's
+ *	  transaction (cycle.c).
+ *
+ * Needs no ODBC type: the connection is passed through opaque.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TREBLE_SYNC_CYCLE_H
+#define TREBLE_SYNC_CYCLE_H
+
+#include "postgres.h"
+
+#include "treble_sync.h"
+#include "foreign/foreign.h"
+
+extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
+extern void CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
+extern void CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day,
+						   CycleResult *result);
+extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut);
+extern char *CycleFormatCursor(TableConfig *cfg, int64 value);
+extern char *CycleLastCut(void);
+extern void CycleForgetCut(void);
+extern List *CyclePlanChunks(TableConfig *cfg, OdbcConn *conn, Timestamp cut);
+extern void CycleLoadChunk(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
+						   LoadChunk *chunk, CycleResult *result);
+extern void CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
+							CycleResult *result);
+extern UserMapping *CyclePrecheck(TableConfig *cfg, ForeignServer **server_out);
+extern char *CycleFormatTimestamp(Timestamp ts);
+extern Timestamp CycleParseTimestamp(const char *text);
+
+#endif							/* TREBLE_SYNC_CYCLE_H */

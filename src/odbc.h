@@ -1,0 +1,78 @@
+/*-------------------------------------------------------------------------
+ *
+ * odbc.h
+ *	  The ODBC layer: connecting to a warehouse, statements and their
+ *	  parameters, the driver's errors, cancelling a remote call (odbc.c).
+ *
+ * The only header that brings in the ODBC API (<sql.h>, <sqlext.h>);
+ * files that include it talk to the warehouse.  Which options make the
+ * connection string is option.c's business, not this one's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TREBLE_SYNC_ODBC_H
+#define TREBLE_SYNC_ODBC_H
+
+#include "postgres.h"
+
+#include "treble_sync.h"
+#include "lib/stringinfo.h"
+#include "foreign/foreign.h"
+#include <sql.h>
+#include <sqlext.h>
+
+/* A parameter bound to a remote statement. */
+typedef enum OdbcParamKind
+{
+	ODBC_PARAM_TIMESTAMP,		/* value is a Timestamp */
+	ODBC_PARAM_INT64
+} OdbcParamKind;
+
+typedef struct OdbcParam
+{
+	OdbcParamKind kind;
+	int64		value;
+} OdbcParam;
+
+/*
+ * The last microsecond before ts: remote statements write "col >= ts" as
+ * "col > TimestampJustBefore(ts)" (see pull_rows in cycle.c for why).
+ */
+static inline Timestamp
+TimestampJustBefore(Timestamp ts)
+{
+	return ts - 1;
+}
+
+extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping,
+							 int login_timeout, int query_timeout, bool streaming);
+extern void OdbcDisconnect(OdbcConn *conn);
+extern char *OdbcQuoteIdent(OdbcConn *conn, const char *ident);
+extern char *OdbcQualifiedName(OdbcConn *conn, const char *schema, const char *table);
+extern char *OdbcEscapePattern(OdbcConn *conn, const char *value);
+extern SQLHSTMT OdbcAllocStatement(OdbcConn *conn);
+extern void OdbcFreeStatement(OdbcConn *conn, SQLHSTMT stmt);
+extern void OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql,
+						int nparams, OdbcParam *params);
+extern void OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
+					  SQLHANDLE handle, const char *operation);
+extern void OdbcAppendUtf16(StringInfo buf, const SQLWCHAR *w, size_t n,
+							bool copy_escape);
+extern SQLWCHAR *OdbcUtf8ToWide(const char *s, SQLINTEGER *nchars);
+extern const char *OdbcServerTimezone(ForeignServer *server);
+extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
+extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
+extern bool OdbcDriverIsPostgres(OdbcConn *conn);
+extern bool OdbcDriverIsSqlite(OdbcConn *conn);
+extern bool OdbcDriverStreams(OdbcConn *conn);
+extern bool OdbcDeclaredSizesHold(OdbcConn *conn);
+extern const char *OdbcDriverDescription(OdbcConn *conn);
+extern void OdbcEnableCancel(void);
+extern void OdbcCancelRemoteCall(void);
+extern void OdbcBeginRemoteCall(SQLHSTMT stmt);
+extern void OdbcEndRemoteCall(void);
+extern bool OdbcLastErrorWasTransient(void);
+extern void OdbcForgetLastError(void);
+extern bool OdbcTimestampsAsText(OdbcConn *conn);
+
+#endif							/* TREBLE_SYNC_ODBC_H */

@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * schema.h
+ *	  The warehouse table's metadata, and the local table made from it
+ *	  (schema.c).
+ *
+ * RemoteColumn keeps the driver's SQL_* type code, so this header needs
+ * the ODBC layer's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TREBLE_SYNC_SCHEMA_H
+#define TREBLE_SYNC_SCHEMA_H
+
+#include "postgres.h"
+
+#include "odbc.h"
+
+typedef struct RemoteColumn
+{
+	char	   *name;
+	SQLSMALLINT data_type;		/* SQL_* type code */
+	char	   *type_name;		/* the driver's own name for it */
+	int32		column_size;
+	int16		decimal_digits;
+	bool		decimal_digits_null;
+	bool		declared_affinity;	/* SQLite: the type name is all there is */
+} RemoteColumn;
+
+typedef struct RemoteTable
+{
+	char	   *schema;			/* as the driver reports it; may be NULL */
+	char	   *table;
+	List	   *columns;		/* of RemoteColumn *, in ordinal order */
+} RemoteTable;
+
+extern RemoteTable *SchemaDescribeRemote(OdbcConn *conn, const char *schema,
+										 const char *table);
+extern List *SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt);
+extern RemoteColumn *SchemaFindColumn(RemoteTable *rt, const char *name);
+extern bool SchemaListHasName(List *names, const char *name);
+extern char *SchemaLocalTypeFor(RemoteColumn *col);
+extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,
+								   RemoteTable *rt, List *columns, List *key_columns,
+								   const char *event_column, List *type_overrides);
+extern void SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns);
+
+#endif							/* TREBLE_SYNC_SCHEMA_H */

@@ -1,0 +1,29 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.h
+ *	  Running cycles in background workers, and waiting for them (worker.c).
+ *
+ * The SQL entry points (sync.c, verify.c) start cycles only through here;
+ * the worker is the only caller of cycle.c's and load.c's machinery.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TREBLE_SYNC_WORKER_H
+#define TREBLE_SYNC_WORKER_H
+
+#include "postgres.h"
+
+#include "treble_sync.h"
+#include "fmgr.h"
+
+extern int64 WorkerRunCycle(int32 table_id, bool full);
+extern int64 WorkerRunRepair(int32 table_id, Timestamp day);
+extern List *WorkerRunCycles(List *table_ids, int max_parallel);
+extern bool WorkerTryLockTable(int32 table_id);
+extern List *WorkerStartChunkHelpers(TableConfig *cfg, int64 run_id, int n);
+extern void WorkerWaitChunkHelpers(List *handles);
+extern void WorkerStopChunkHelpers(List *handles);
+extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
+extern PGDLLEXPORT void treble_sync_chunk_worker_main(Datum main_arg);
+
+#endif							/* TREBLE_SYNC_WORKER_H */
