@@ -22,7 +22,8 @@ OBJS = \
 	src/worker.o \
 	src/register.o \
 	src/sync.o \
-	src/security.o
+	src/security.o \
+	src/attempt.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 

@@ -25,12 +25,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "attempt.h"
 #include "catalog.h"
 #include "checks.h"
 #include "security.h"
-
-/* The results of a run whose checks failed it, kept across the rollback. */
-static char *failed_results = NULL;
 
 /* Insert the results of a run (JSON from run_checks) as the extension owner. */
 static void
@@ -99,7 +97,7 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 		return;					/* the table has no checks */
 	if (errors)
 	{
-		failed_results = MemoryContextStrdup(TopMemoryContext, json);
+		AttemptNoteFailedChecks(json);	/* kept across the rollback */
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
 				 errmsg("quality check failed for \"%s\": %s", cfg->name, errors),
@@ -113,26 +111,15 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 }
 
 /*
- * After a cycle failed: record the results of the checks that failed it,
- * if they did (in the transaction that records the failure).
+ * After a cycle failed: record the results of the checks that failed it
+ * (json, from the attempt; NULL if they did not), in the transaction that
+ * records the failure.
  */
 void
-ChecksRecordFailed(int64 run_id, const char *table_name)
+ChecksRecordFailed(int64 run_id, const char *table_name, const char *json)
 {
-	if (failed_results == NULL)
-		return;
-	record_results(run_id, table_name, failed_results);
-	pfree(failed_results);
-	failed_results = NULL;
-}
-
-/* Forget the results of an earlier attempt. */
-void
-ChecksForget(void)
-{
-	if (failed_results)
-		pfree(failed_results);
-	failed_results = NULL;
+	if (json != NULL)
+		record_results(run_id, table_name, json);
 }
 
 /* Error unless a column exists in the local table. */

@@ -15,7 +15,6 @@
 #include "treble_sync.h"
 
 extern void ChecksRun(TableConfig *cfg, CycleResult *result);
-extern void ChecksRecordFailed(int64 run_id, const char *table_name);
-extern void ChecksForget(void);
+extern void ChecksRecordFailed(int64 run_id, const char *table_name, const char *json);
 
 #endif							/* TREBLE_SYNC_CHECKS_H */

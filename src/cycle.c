@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "attempt.h"
 #include "catalog.h"
 #include "cycle.h"
 #include "fetch.h"
@@ -51,9 +52,6 @@
 static bool remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
 							 const char *column, bool integer, bool bounded,
 							 int64 cut, int64 *result);
-
-/* The last cut frozen by this process, for the run log. */
-static char last_cut[64];
 
 /* What a pull is applied as. */
 typedef enum ApplyKind
@@ -244,7 +242,7 @@ CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut)
 	found = remote_aggregate(cfg, conn, "MAX", cfg->cursor_column,
 							 cfg->cursor_kind == CURSOR_INTEGER, false, 0, cut);
 	if (found)
-		strlcpy(last_cut, CycleFormatCursor(cfg, *cut), sizeof(last_cut));
+		AttemptNoteCut(CycleFormatCursor(cfg, *cut));
 	return found;
 }
 
@@ -283,23 +281,6 @@ count_null_cursors(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 			 errdetail("No cycle pulls them: every pull takes the rows whose cursor is at most the cut."),
 			 errhint("Give those rows a cursor value in the warehouse.")));
 	result->warnings = result->warnings ? psprintf("%s; %s", result->warnings, text) : text;
-}
-
-/*
- * The cut this process froze last, as text (NULL if none since
- * CycleForgetCut): the run log keeps it even for a failed run, to show how
- * far behind the warehouse the copy is.
- */
-char *
-CycleLastCut(void)
-{
-	return last_cut[0] ? pstrdup(last_cut) : NULL;
-}
-
-void
-CycleForgetCut(void)
-{
-	last_cut[0] = '\0';
 }
 
 /*

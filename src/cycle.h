@@ -22,8 +22,6 @@ extern void CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day,
 						   CycleResult *result);
 extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut);
 extern char *CycleFormatCursor(TableConfig *cfg, int64 value);
-extern char *CycleLastCut(void);
-extern void CycleForgetCut(void);
 extern List *CyclePlanChunks(TableConfig *cfg, OdbcConn *conn, Timestamp cut);
 extern void CycleLoadChunk(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
 						   LoadChunk *chunk, CycleResult *result);

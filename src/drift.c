@@ -34,28 +34,11 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "attempt.h"
 #include "catalog.h"
 #include "drift.h"
 #include "odbc.h"
 #include "schema.h"
-
-/* The drift the last check of this process saw, for the run log. */
-static char *last_drift = NULL;
-
-/* The drift seen since DriftForget(), or NULL. */
-char *
-DriftLastSeen(void)
-{
-	return last_drift ? pstrdup(last_drift) : NULL;
-}
-
-void
-DriftForget(void)
-{
-	if (last_drift)
-		pfree(last_drift);
-	last_drift = NULL;
-}
 
 /* The signature recorded for a warehouse column. */
 char *
@@ -230,7 +213,7 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	if (report.len == 0)
 		return;
 	result->drift = report.data;
-	last_drift = MemoryContextStrdup(TopMemoryContext, report.data);
+	AttemptNoteDrift(report.data);
 
 	foreach(lc, missing)
 	{

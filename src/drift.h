@@ -19,7 +19,5 @@ struct RemoteColumn;
 
 extern char *DriftSignature(struct RemoteColumn *col);
 extern void DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
-extern char *DriftLastSeen(void);
-extern void DriftForget(void);
 
 #endif							/* TREBLE_SYNC_DRIFT_H */

@@ -12,7 +12,8 @@
  *		 (treble_sync.tables.load_cut, treble_sync.load_chunks);
  *	  2. load the chunks, each in a transaction of its own that also marks
  *		 it done: rows with cursor <= T and lo <= column < hi.  With
- *		 parallel => N, N - 1 helper workers claim chunks too;
+ *		 parallel => N, N - 1 helper workers claim chunks too (worker.c
+ *		 starts them: this file starts no process);
  *	  3. when every chunk is in, pull the rest (the hot window, or what lies
  *		 after the last chunk, and NULLs) as a cycle would, refresh the
  *		 window and set the watermark to T, in one transaction.
@@ -28,18 +29,13 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "attempt.h"
 #include "catalog.h"
 #include "cycle.h"
 #include "load.h"
 #include "progress.h"
-#include "worker.h"
-
-/* The chunk this process is loading, for error reports; 0 if none. */
-static LoadChunk current_chunk;
-static int	current_chunks;
 
 /*
  * Commit the work so far and go on in a new transaction, whose now() is
@@ -55,39 +51,44 @@ next_transaction(void)
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
 
+/* What the error context of a chunk's load names. */
+typedef struct ChunkContext
+{
+	LoadChunk	chunk;			/* chunk 0: none */
+	int			chunks;
+} ChunkContext;
+
 /* Error context: which chunk failed. */
 static void
 chunk_error_context(void *arg)
 {
-	if (current_chunk.chunk > 0)
-		errcontext("loading chunk %d of %d (%s to %s)",
-				   current_chunk.chunk, current_chunks,
-				   CycleFormatTimestamp(current_chunk.lo),
-				   CycleFormatTimestamp(current_chunk.hi));
-}
+	ChunkContext *c = arg;
 
-/* The chunk whose load failed in this process, or 0. */
-int
-LoadCurrentChunk(void)
-{
-	return current_chunk.chunk;
+	if (c->chunk.chunk > 0)
+		errcontext("loading chunk %d of %d (%s to %s)",
+				   c->chunk.chunk, c->chunks,
+				   CycleFormatTimestamp(c->chunk.lo),
+				   CycleFormatTimestamp(c->chunk.hi));
 }
 
 /*
  * Load chunks of the table until none is left to claim, each in its own
  * committed transaction.  Run by the cycle's worker and by its helpers.
- * Starts and ends inside a transaction.
+ * Starts and ends inside a transaction.  The chunk being loaded is noted
+ * in the attempt, so that a helper can record which one failed.
  */
 void
 LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut)
 {
 	ErrorContextCallback errcallback;
+	ChunkContext current;
 	int			done;
 
-	CatalogLoadState(cfg->table_id, &current_chunks, &done, NULL);
+	memset(&current, 0, sizeof(current));
+	CatalogLoadState(cfg->table_id, &current.chunks, &done, NULL);
 
 	errcallback.callback = chunk_error_context;
-	errcallback.arg = NULL;
+	errcallback.arg = &current;
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
@@ -96,79 +97,65 @@ LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut)
 		CycleResult result;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!CatalogClaimChunk(cfg->table_id, &current_chunk))
+		if (!CatalogClaimChunk(cfg->table_id, &current.chunk))
 			break;
-		ProgressChunk(current_chunk.chunk, current_chunks);
+		AttemptNoteChunk(&current.chunk);
+		ProgressChunk(current.chunk.chunk, current.chunks);
 		memset(&result, 0, sizeof(result));
-		CycleLoadChunk(cfg, conn, cut, &current_chunk, &result);
-		CatalogFinishChunk(cfg->table_id, current_chunk.chunk, run_id, &result);
+		CycleLoadChunk(cfg, conn, cut, &current.chunk, &result);
+		CatalogFinishChunk(cfg->table_id, current.chunk.chunk, run_id, &result);
 		ProgressPhase(PROGRESS_PHASE_COMMITTING);
 		next_transaction();
 	}
 
 	error_context_stack = errcallback.previous;
-	memset(&current_chunk, 0, sizeof(current_chunk));
+	AttemptNoteChunk(NULL);
 	ProgressChunk(0, 0);
 }
 
 /*
- * Run the first sync of a table registered with initial_chunk (or resume
- * one), from inside the worker's transaction.  Returns in a transaction
- * holding the last step, which the caller commits with the run's outcome;
- * result has that step's figures (the chunks' are already in the run log).
+ * Begin the first sync of a table registered with initial_chunk, or resume
+ * one, from inside the worker's transaction: freeze the cut and plan the
+ * chunks (committed), or take the cut of the load in progress.  Sets *cut
+ * and *todo, the chunks not loaded yet; false if the warehouse table has
+ * no rows yet.  The worker then loads the chunks (LoadChunks, with helpers
+ * if it starts some) and ends with LoadFinish.
  */
-void
-LoadRun(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result)
+bool
+LoadBegin(TableConfig *cfg, OdbcConn *conn, Timestamp *cut, int *todo)
 {
-	Timestamp	cut;
 	int			chunks;
 	int			done;
-	char	   *error;
-	List	   *volatile helpers = NIL;
 
-	result->status = "empty";
 	if (cfg->load_cut == NULL)
 	{
-		if (!CycleFreezeCut(cfg, conn, &cut))
-			return;				/* the warehouse table has no rows yet */
-		CatalogStartLoad(cfg->table_id, CycleFormatTimestamp(cut),
-						 CyclePlanChunks(cfg, conn, cut));
+		if (!CycleFreezeCut(cfg, conn, cut))
+			return false;
+		CatalogStartLoad(cfg->table_id, CycleFormatTimestamp(*cut),
+						 CyclePlanChunks(cfg, conn, *cut));
 		next_transaction();
 	}
 	else
-		cut = CycleParseTimestamp(cfg->load_cut);	/* resume at the same T */
+		*cut = CycleParseTimestamp(cfg->load_cut);	/* resume at the same T */
 
 	CatalogLoadState(cfg->table_id, &chunks, &done, NULL);
-	if (cfg->parallel > 1 && chunks - done > 1)
-	{
-		/* the handles outlive the transactions of the chunks */
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	*todo = chunks - done;
+	return true;
+}
 
-		helpers = WorkerStartChunkHelpers(cfg, run_id, Min(cfg->parallel - 1, chunks - done - 1));
-		MemoryContextSwitchTo(old);
-	}
-
-	/*
-	 * If this worker fails (or is cancelled, or terminated: that is a cancel
-	 * here too), its helpers stop as well.  PG_TRY rather than
-	 * PG_ENSURE_ERROR_CLEANUP: the first temporary table of the process
-	 * registers an exit callback of its own inside the block.
-	 */
-	PG_TRY();
-	{
-		LoadChunks(cfg, conn, run_id, cut);
-		if (helpers != NIL)
-		{
-			ProgressPhase(PROGRESS_PHASE_WAITING);
-			WorkerWaitChunkHelpers(helpers);
-		}
-	}
-	PG_CATCH();
-	{
-		WorkerStopChunkHelpers(helpers);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+/*
+ * The last step of a chunked first load, once this worker and its helpers
+ * claimed every chunk: error if some failed, else pull the rest.  Returns
+ * in a transaction holding that step, which the caller commits with the
+ * run's outcome; result has that step's figures (the chunks' are already
+ * in the run log).
+ */
+void
+LoadFinish(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *result)
+{
+	int			chunks;
+	int			done;
+	char	   *error;
 
 	/* a fresh snapshot: the helpers' chunks committed after ours */
 	next_transaction();

@@ -15,8 +15,8 @@
 
 #include "treble_sync.h"
 
-extern void LoadRun(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result);
+extern bool LoadBegin(TableConfig *cfg, OdbcConn *conn, Timestamp *cut, int *todo);
 extern void LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut);
-extern int	LoadCurrentChunk(void);
+extern void LoadFinish(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *result);
 
 #endif							/* TREBLE_SYNC_LOAD_H */

@@ -38,6 +38,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "attempt.h"
 #include "odbc.h"
 #include "option.h"
 
@@ -223,22 +224,6 @@ odbc_sqlstate_is_transient(const char *state)
 		strcmp(state, "57014") == 0 || strcmp(state, "HY018") == 0;
 }
 
-/* Whether the last ODBC error raised in this process was transient. */
-static bool last_error_transient = false;
-
-bool
-OdbcLastErrorWasTransient(void)
-{
-	return last_error_transient;
-}
-
-/* Start afresh: the next error is judged on its own. */
-void
-OdbcForgetLastError(void)
-{
-	last_error_transient = false;
-}
-
 /*
  * Raise an ERROR for a failed ODBC call, shaped like postgres_fdw's
  * pgfdw_report_error(): the driver's own message is the primary message
@@ -293,7 +278,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 		}
 	}
 
-	last_error_transient = odbc_sqlstate_is_transient(first_state);
+	AttemptNoteRemoteError(odbc_sqlstate_is_transient(first_state));
 	ereport(ERROR,
 			(errcode(odbc_sqlstate_to_errcode(first_state)),
 			 primary && primary[0] != '\0' ?

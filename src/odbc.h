@@ -71,8 +71,6 @@ extern void OdbcEnableCancel(void);
 extern void OdbcCancelRemoteCall(void);
 extern void OdbcBeginRemoteCall(SQLHSTMT stmt);
 extern void OdbcEndRemoteCall(void);
-extern bool OdbcLastErrorWasTransient(void);
-extern void OdbcForgetLastError(void);
 extern bool OdbcTimestampsAsText(OdbcConn *conn);
 
 #endif							/* TREBLE_SYNC_ODBC_H */

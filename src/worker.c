@@ -48,6 +48,7 @@
 #include "utils/timestamp.h"
 #include "utils/snapmgr.h"
 
+#include "attempt.h"
 #include "catalog.h"
 #include "checks.h"
 #include "cycle.h"
@@ -96,6 +97,27 @@ typedef struct HelperArgs
 
 static volatile sig_atomic_t got_sigterm = false;
 static volatile sig_atomic_t got_sigint = false;
+
+/*
+ * Start a transaction with a snapshot.  A worker has no statements to set
+ * the statement start time, so every transaction sets it: now() in catalog
+ * SQL is then the time of that transaction, not of the worker's start.
+ */
+static void
+start_transaction(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+}
+
+/* Commit a transaction begun by start_transaction(). */
+static void
+commit_transaction(void)
+{
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
 
 /* Let the terminate signal cancel the cycle, so it is logged as failed. */
 static void
@@ -467,7 +489,8 @@ cycle_error_callback(void *arg)
 {
 	CycleErrorContext *c = arg;
 
-	errcontext("%s", cycle_context_line(c->table_name, c->run_id));
+	if (c->table_name != NULL)
+		errcontext("%s", cycle_context_line(c->table_name, c->run_id));
 }
 
 /*
@@ -593,6 +616,61 @@ connect_for(TableConfig *cfg, MemoryContext cxt)
 }
 
 /*
+ * Begin the transaction of a cycle, or of a chunk helper's loads: the
+ * registration read afresh into cxt (an attempt may change it, and may
+ * span transactions), the owner's identity, progress reporting (copied to
+ * progress, if given), the connection and the drift check, whose columns
+ * the warehouse dropped are then pulled as NULL.  The caller has pushed
+ * the error context, whose table name is set here.
+ */
+static OdbcConn *
+begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *progress,
+			CycleErrorContext *context, TableConfig **cfg_out, CycleResult *result)
+{
+	TableConfig *cfg;
+	MemoryContext old;
+	OdbcConn   *conn;
+
+	start_transaction();
+	old = MemoryContextSwitchTo(cxt);
+	cfg = CatalogGetTableById(table_id);
+	MemoryContextSwitchTo(old);
+	context->table_name = cfg->name;
+	*cfg_out = cfg;
+	SecurityBeginCycle(cfg->owner);
+	ProgressStart(cfg->table_id, run_id, cfg->local_relid, progress);
+	conn = connect_for(cfg, cxt);
+	DriftCheck(cfg, conn, result);
+	return conn;
+}
+
+/* Commit what begin_cycle() began, and let go of the connection. */
+static void
+end_cycle(OdbcConn *conn, ErrorContextCallback *errcallback)
+{
+	commit_transaction();
+	ProgressEnd();
+	OdbcDisconnect(conn);
+	error_context_stack = errcallback->previous;
+}
+
+/*
+ * Push the error context naming the table (once known) and the run;
+ * PG_CATCH takes it off the stack again.
+ */
+static void
+push_cycle_context(ErrorContextCallback *errcallback, CycleErrorContext *context,
+				   const char *table_name, int64 run_id)
+{
+	context->table_name = table_name;
+	context->run_id = run_id;
+	errcallback->callback = cycle_error_callback;
+	errcallback->arg = context;
+	errcallback->previous = error_context_stack;
+	error_context_stack = errcallback;
+}
+
+/*
  * In a PG_CATCH of a worker, with interrupts held: keep the error (in cxt),
  * roll the transaction back, drop a pending cancel (it has done its work)
  * and stop reporting progress.
@@ -616,6 +694,122 @@ abort_after_error(MemoryContext cxt)
 
 
 /*
+ * Start n helper workers that load chunks of a table's first load along
+ * with the calling worker; returns their handles.
+ */
+static List *
+start_chunk_helpers(TableConfig *cfg, int64 run_id, int n)
+{
+	List	   *handles = NIL;
+	HelperArgs	args;
+
+	args.database_id = MyDatabaseId;
+	args.session_user_id = GetSessionUserId();
+	args.user_id = GetUserId();
+	args.table_id = cfg->table_id;
+	args.run_id = run_id;
+
+	for (int i = 0; i < n; i++)
+	{
+		BackgroundWorker bgw;
+		BackgroundWorkerHandle *handle;
+
+		describe_worker(&bgw, "treble_sync_chunk_worker_main",
+						psprintf("treble_sync chunk loader of table id %d", cfg->table_id));
+		memcpy(bgw.bgw_extra, &args, sizeof(args));
+
+		/* fewer helpers than asked is fine: the chunks still all get loaded */
+		if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+		{
+			ereport(LOG,
+					(errmsg("treble_sync could start only %d of %d chunk helpers for \"%s\"",
+							i, n, cfg->name),
+					 errhint("Raise max_worker_processes.")));
+			break;
+		}
+		handles = lappend(handles, handle);
+	}
+	return handles;
+}
+
+/* Wait for the chunk helpers to exit. */
+static void
+wait_chunk_helpers(List *handles)
+{
+	ListCell   *lc;
+
+	foreach(lc, handles)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (WaitForBackgroundWorkerShutdown(lfirst(lc)) == BGWH_POSTMASTER_DIED)
+			ereport(ERROR,
+					(errcode(ERRCODE_ADMIN_SHUTDOWN),
+					 errmsg("postmaster exited during a treble_sync load")));
+	}
+}
+
+/* Stop the chunk helpers (the load failed or was cancelled). */
+static void
+stop_chunk_helpers(List *handles)
+{
+	ListCell   *lc;
+
+	foreach(lc, handles)
+		TerminateBackgroundWorker(lfirst(lc));
+}
+
+/*
+ * The first sync of a table registered with initial_chunk (or its
+ * resumption): plan the chunks, load them along with parallel - 1 helper
+ * workers, then pull the rest (load.c).  Returns in a transaction holding
+ * the last step, which the caller commits with the run's outcome.
+ */
+static void
+run_load(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result)
+{
+	Timestamp	cut;
+	int			todo;
+	List	   *volatile helpers = NIL;
+
+	result->status = "empty";
+	if (!LoadBegin(cfg, conn, &cut, &todo))
+		return;					/* the warehouse table has no rows yet */
+
+	if (cfg->parallel > 1 && todo > 1)
+	{
+		/* the handles outlive the transactions of the chunks */
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		helpers = start_chunk_helpers(cfg, run_id, Min(cfg->parallel - 1, todo - 1));
+		MemoryContextSwitchTo(old);
+	}
+
+	/*
+	 * If this worker fails (or is cancelled, or terminated: that is a cancel
+	 * here too), its helpers stop as well.  PG_TRY rather than
+	 * PG_ENSURE_ERROR_CLEANUP: the first temporary table of the process
+	 * registers an exit callback of its own inside the block.
+	 */
+	PG_TRY();
+	{
+		LoadChunks(cfg, conn, run_id, cut);
+		if (helpers != NIL)
+		{
+			ProgressPhase(PROGRESS_PHASE_WAITING);
+			wait_chunk_helpers(helpers);
+		}
+	}
+	PG_CATCH();
+	{
+		stop_chunk_helpers(helpers);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	LoadFinish(cfg, conn, cut, result);
+}
+
+/*
  * One attempt at transaction 2: the cycle itself, committed with its
  * run-log row and watermark.  A chunked first load commits each chunk on
  * the way.  On error, returns the error with everything rolled back.
@@ -629,10 +823,8 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 	CycleErrorContext context_arg;
 	ErrorContextCallback errcallback;
 
-	CycleForgetCut();
-	DriftForget();
-	ChecksForget();
-	OdbcForgetLastError();
+	/* what the last attempt learnt is forgotten, all at once */
+	AttemptBegin(cxt);
 
 	/*
 	 * Each attempt reads the registration afresh into memory of its own: the
@@ -644,29 +836,12 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 	{
 		CycleResult result;
 		TableConfig *cfg;
-		MemoryContext old;
 
-		/* PG_CATCH takes the callback off the stack again */
-		context_arg.table_name = run_cfg->name;
-		context_arg.run_id = slot->run_id;
-		errcallback.callback = cycle_error_callback;
-		errcallback.arg = &context_arg;
-		errcallback.previous = error_context_stack;
-		error_context_stack = &errcallback;
-
+		push_cycle_context(&errcallback, &context_arg, run_cfg->name, slot->run_id);
 		memset(&result, 0, sizeof(result));
 		result.run_id = slot->run_id;
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		old = MemoryContextSwitchTo(attempt_cxt);
-		cfg = CatalogGetTableById(run_cfg->table_id);
-		MemoryContextSwitchTo(old);
-		SecurityBeginCycle(cfg->owner);
-		ProgressStart(cfg->table_id, slot->run_id, cfg->local_relid, &slot->progress);
-
-		conn = connect_for(cfg, attempt_cxt);
-		DriftCheck(cfg, conn, &result);
+		conn = begin_cycle(run_cfg->table_id, slot->run_id, attempt_cxt, &slot->progress,
+						   &context_arg, &cfg, &result);
 		if (slot->repair_day != 0)
 			CycleRepairDay(cfg, conn, slot->repair_day, &result);
 		else if (slot->full)
@@ -675,20 +850,15 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 			CatalogEndLoad(cfg->table_id);	/* a first load in progress is moot */
 		}
 		else if (cfg->watermark == NULL && (cfg->initial_chunk != NULL || cfg->load_cut != NULL))
-			LoadRun(cfg, conn, slot->run_id, &result);
+			run_load(cfg, conn, slot->run_id, &result);
 		else
 			CycleRun(cfg, conn, &result);
 		ChecksRun(cfg, &result);	/* a failing 'error' check fails the cycle */
 		CatalogFinishRun(slot->run_id, &result);
-		CatalogSetRunDetails(slot->run_id, attempt, CycleLastCut(), result.drift,
+		CatalogSetRunDetails(slot->run_id, attempt, CurrentAttempt->cut, result.drift,
 							 result.warnings);
 		CatalogAfterRun(slot->run_id);
-
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		ProgressEnd();
-		OdbcDisconnect(conn);
-		error_context_stack = errcallback.previous;
+		end_cycle(conn, &errcallback);
 	}
 	PG_CATCH();
 	{
@@ -712,12 +882,9 @@ after_failed_run(int64 run_id, MemoryContext cxt)
 {
 	PG_TRY();
 	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
+		start_transaction();
 		CatalogAfterRun(run_id);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		commit_transaction();
 	}
 	PG_CATCH();
 	{
@@ -790,7 +957,6 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 {
 	int			max_retries = max_retries_for(cfg);
 	ErrorData  *edata;
-	char	   *cut;
 
 	for (int attempt = 1;; attempt++)
 	{
@@ -801,19 +967,16 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 			return;
 
 		if (attempt > max_retries || got_sigterm || got_sigint ||
-			!OdbcLastErrorWasTransient())
+			!CurrentAttempt->transient)
 		{
 			char	   *text = describe_error(edata, cfg->name, slot->run_id);
 
-			cut = CycleLastCut();
-			SetCurrentStatementStartTimestamp();
-			StartTransactionCommand();
-			PushActiveSnapshot(GetTransactionSnapshot());
+			start_transaction();
 			CatalogFailRun(slot->run_id, text);
-			CatalogSetRunDetails(slot->run_id, attempt, cut, DriftLastSeen(), NULL);
-			ChecksRecordFailed(slot->run_id, cfg->name);
-			PopActiveSnapshot();
-			CommitTransactionCommand();
+			CatalogSetRunDetails(slot->run_id, attempt, CurrentAttempt->cut,
+								 CurrentAttempt->drift, NULL);
+			ChecksRecordFailed(slot->run_id, cfg->name, CurrentAttempt->failed_checks);
+			commit_transaction();
 			after_failed_run(slot->run_id, cxt);
 
 			ereport(LOG,
@@ -835,68 +998,28 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 }
 
 /*
- * Start n helper workers that load chunks of a table's first load along
- * with the calling worker; returns their handles.
+ * The start of every treble_sync worker: SIGTERM and SIGINT cancel the
+ * cycle and its remote call, which needs the cancel thread.
  */
-List *
-WorkerStartChunkHelpers(TableConfig *cfg, int64 run_id, int n)
+static void
+worker_start_signals(void)
 {
-	List	   *handles = NIL;
-	HelperArgs	args;
-
-	args.database_id = MyDatabaseId;
-	args.session_user_id = GetSessionUserId();
-	args.user_id = GetUserId();
-	args.table_id = cfg->table_id;
-	args.run_id = run_id;
-
-	for (int i = 0; i < n; i++)
-	{
-		BackgroundWorker bgw;
-		BackgroundWorkerHandle *handle;
-
-		describe_worker(&bgw, "treble_sync_chunk_worker_main",
-						psprintf("treble_sync chunk loader of table id %d", cfg->table_id));
-		memcpy(bgw.bgw_extra, &args, sizeof(args));
-
-		/* fewer helpers than asked is fine: the chunks still all get loaded */
-		if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
-		{
-			ereport(LOG,
-					(errmsg("treble_sync could start only %d of %d chunk helpers for \"%s\"",
-							i, n, cfg->name),
-					 errhint("Raise max_worker_processes.")));
-			break;
-		}
-		handles = lappend(handles, handle);
-	}
-	return handles;
+	pqsignal(SIGTERM, worker_sigterm);
+	pqsignal(SIGINT, worker_sigint);
+	OdbcEnableCancel();
+	BackgroundWorkerUnblockSignals();
 }
 
-/* Wait for the chunk helpers to exit. */
-void
-WorkerWaitChunkHelpers(List *handles)
+/*
+ * Connect to the caller's database as its session user and, until the
+ * cycle starts, act as the caller's current role (it may differ after SET
+ * ROLE); the cycle itself runs as the table's owner.
+ */
+static void
+worker_connect(Oid database_id, Oid session_user_id, Oid user_id)
 {
-	ListCell   *lc;
-
-	foreach(lc, handles)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (WaitForBackgroundWorkerShutdown(lfirst(lc)) == BGWH_POSTMASTER_DIED)
-			ereport(ERROR,
-					(errcode(ERRCODE_ADMIN_SHUTDOWN),
-					 errmsg("postmaster exited during a treble_sync load")));
-	}
-}
-
-/* Stop the chunk helpers (the load failed or was cancelled). */
-void
-WorkerStopChunkHelpers(List *handles)
-{
-	ListCell   *lc;
-
-	foreach(lc, handles)
-		TerminateBackgroundWorker(lfirst(lc));
+	BackgroundWorkerInitializeConnectionByOid(database_id, session_user_id, 0);
+	SetUserIdAndSecContext(user_id, 0);
 }
 
 /*
@@ -914,55 +1037,28 @@ treble_sync_chunk_worker_main(Datum main_arg)
 	ErrorContextCallback errcallback;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
-	pqsignal(SIGTERM, worker_sigterm);
-	pqsignal(SIGINT, worker_sigint);
-	OdbcEnableCancel();
-	BackgroundWorkerUnblockSignals();
-
-	BackgroundWorkerInitializeConnectionByOid(args.database_id, args.session_user_id, 0);
-	SetUserIdAndSecContext(args.user_id, 0);
+	worker_start_signals();
+	worker_connect(args.database_id, args.session_user_id, args.user_id);
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync chunk loader",
 								ALLOCSET_DEFAULT_SIZES);
+	AttemptBegin(cxt);			/* notes the chunk being loaded */
 
 	PG_TRY();
 	{
 		OdbcConn   *conn;
-		MemoryContext old;
+		TableConfig *helper_cfg;
+		CycleResult ignored;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		old = MemoryContextSwitchTo(cxt);
-		cfg = CatalogGetTableById(args.table_id);
-		MemoryContextSwitchTo(old);
-
-		/* PG_CATCH takes the callback off the stack again */
-		context_arg.table_name = cfg->name;
-		context_arg.run_id = args.run_id;
-		errcallback.callback = cycle_error_callback;
-		errcallback.arg = &context_arg;
-		errcallback.previous = error_context_stack;
-		error_context_stack = &errcallback;
-
-		SecurityBeginCycle(cfg->owner);
+		push_cycle_context(&errcallback, &context_arg, NULL, args.run_id);
+		memset(&ignored, 0, sizeof(ignored));
+		conn = begin_cycle(args.table_id, args.run_id, cxt, NULL, &context_arg,
+						   &helper_cfg, &ignored);
+		cfg = helper_cfg;
 		set_ps_display(cfg->name);
 		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync chunk loader of %s", cfg->name));
-		ProgressStart(cfg->table_id, args.run_id, cfg->local_relid, NULL);
-		conn = connect_for(cfg, cxt);
-		{
-			CycleResult ignored;
-
-			/* columns the warehouse dropped are pulled as NULL here too */
-			memset(&ignored, 0, sizeof(ignored));
-			DriftCheck(cfg, conn, &ignored);
-		}
 		if (cfg->load_cut != NULL)
 			LoadChunks(cfg, conn, args.run_id, CycleParseTimestamp(cfg->load_cut));
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		ProgressEnd();
-		OdbcDisconnect(conn);
-		error_context_stack = errcallback.previous;
+		end_cycle(conn, &errcallback);
 	}
 	PG_CATCH();
 	{
@@ -972,16 +1068,13 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		HOLD_INTERRUPTS();
 		edata = abort_after_error(cxt);
 
-		chunk = LoadCurrentChunk();
+		chunk = CurrentAttempt->chunk.chunk;
 		if (chunk > 0 && cfg != NULL)
 		{
-			SetCurrentStatementStartTimestamp();
-			StartTransactionCommand();
-			PushActiveSnapshot(GetTransactionSnapshot());
+			start_transaction();
 			CatalogChunkFailed(cfg->table_id, chunk,
 							   describe_error(edata, cfg->name, args.run_id));
-			PopActiveSnapshot();
-			CommitTransactionCommand();
+			commit_transaction();
 		}
 		ereport(LOG,
 				(errmsg("treble_sync chunk loader of table id %d failed: %s",
@@ -1002,11 +1095,7 @@ treble_sync_worker_main(Datum main_arg)
 	LOCKTAG		tag;
 	MemoryContext cxt;
 
-	pqsignal(SIGTERM, worker_sigterm);
-	pqsignal(SIGINT, worker_sigint);
-	OdbcEnableCancel();
-	BackgroundWorkerUnblockSignals();
-
+	worker_start_signals();
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "treble_sync worker");
 	seg = dsm_attach(DatumGetUInt32(main_arg));
 	if (seg == NULL)
@@ -1016,21 +1105,15 @@ treble_sync_worker_main(Datum main_arg)
 				 errdetail("The caller stopped waiting before the worker started.")));
 	slot = dsm_segment_address(seg);
 
-	BackgroundWorkerInitializeConnectionByOid(slot->database_id, slot->session_user_id, 0);
-	/*
-	 * Until the cycle starts, act as the caller's current role (it may
-	 * differ after SET ROLE); the cycle itself runs as the table's owner.
-	 */
-	SetUserIdAndSecContext(slot->user_id, 0);
+	worker_connect(slot->database_id, slot->session_user_id, slot->user_id);
+	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync cycle",
+								ALLOCSET_DEFAULT_SIZES);
 
 	/* the caller's settings that matter in the worker */
 	SetConfigOption("treble_sync.freshness_alert", psprintf("%d", slot->freshness_alert),
 					PGC_SUSET, PGC_S_SESSION);
 	SetConfigOption("treble_sync.run_retention", psprintf("%d", slot->run_retention),
 					PGC_SUSET, PGC_S_SESSION);
-
-	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync cycle",
-								ALLOCSET_DEFAULT_SIZES);
 
 	if (begin_run(slot, &cfg, &tag, cxt))
 	{

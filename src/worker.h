@@ -20,9 +20,6 @@ extern int64 WorkerRunCycle(int32 table_id, bool full);
 extern int64 WorkerRunRepair(int32 table_id, Timestamp day);
 extern List *WorkerRunCycles(List *table_ids, int max_parallel);
 extern bool WorkerTryLockTable(int32 table_id);
-extern List *WorkerStartChunkHelpers(TableConfig *cfg, int64 run_id, int n);
-extern void WorkerWaitChunkHelpers(List *handles);
-extern void WorkerStopChunkHelpers(List *handles);
 extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
 extern PGDLLEXPORT void treble_sync_chunk_worker_main(Datum main_arg);
 

@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * attempt.c
+ *	  The state of one attempt at a cycle, begun and read by the worker,
+ *	  noted by the modules that learn it (see attempt.h).
+ *
+ * One struct instead of a "last X" static in each module: a new attempt
+ * starts from a zeroed struct in a fresh memory context, so nothing of an
+ * earlier attempt can be left behind by a forgotten reset.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "attempt.h"
+
+CycleAttempt *CurrentAttempt = NULL;
+
+/*
+ * Begin an attempt, forgetting the previous one.  Its state lives in a
+ * child of parent, which must outlive the attempt's transactions.
+ */
+CycleAttempt *
+AttemptBegin(MemoryContext parent)
+{
+	MemoryContext cxt;
+
+	AttemptEnd();
+	cxt = AllocSetContextCreate(parent, "treble_sync attempt state",
+								ALLOCSET_SMALL_SIZES);
+	CurrentAttempt = MemoryContextAllocZero(cxt, sizeof(CycleAttempt));
+	CurrentAttempt->cxt = cxt;
+	return CurrentAttempt;
+}
+
+/* Forget the attempt and its state. */
+void
+AttemptEnd(void)
+{
+	if (CurrentAttempt == NULL)
+		return;
+	MemoryContextDelete(CurrentAttempt->cxt);
+	CurrentAttempt = NULL;
+}
+
+/* A copy of a text in the attempt's memory, replacing *field. */
+static void
+note_text(char **field, const char *value)
+{
+	if (*field)
+		pfree(*field);
+	*field = value ? MemoryContextStrdup(CurrentAttempt->cxt, value) : NULL;
+}
+
+/* The cut frozen: the run log keeps it even for a failed run. */
+void
+AttemptNoteCut(const char *cut)
+{
+	if (CurrentAttempt)
+		note_text(&CurrentAttempt->cut, cut);
+}
+
+/* The schema drift seen: the run log keeps it even for a failed run. */
+void
+AttemptNoteDrift(const char *drift)
+{
+	if (CurrentAttempt)
+		note_text(&CurrentAttempt->drift, drift);
+}
+
+/* Results of the checks that failed the cycle, recorded with the failure. */
+void
+AttemptNoteFailedChecks(const char *json)
+{
+	if (CurrentAttempt)
+		note_text(&CurrentAttempt->failed_checks, json);
+}
+
+/* Whether the remote error just raised is worth a retry. */
+void
+AttemptNoteRemoteError(bool transient)
+{
+	if (CurrentAttempt)
+		CurrentAttempt->transient = transient;
+}
+
+/* The chunk being loaded (NULL: none), for recording its failure. */
+void
+AttemptNoteChunk(const LoadChunk *chunk)
+{
+	if (CurrentAttempt == NULL)
+		return;
+	if (chunk)
+		CurrentAttempt->chunk = *chunk;
+	else
+		memset(&CurrentAttempt->chunk, 0, sizeof(LoadChunk));
+}

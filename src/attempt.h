@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * attempt.h
+ *	  The state of one attempt at a cycle: what the steps learn on the way
+ *	  that the worker still needs after the attempt's transaction rolled
+ *	  back (attempt.c).
+ *
+ * The worker begins an attempt before each try (and a chunk helper before
+ * its one), which forgets everything of the previous one at once; the
+ * modules note what they learn here, and the worker reads it when it
+ * records the run.  Outside an attempt (an SQL function in a session)
+ * nothing is noted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TREBLE_SYNC_ATTEMPT_H
+#define TREBLE_SYNC_ATTEMPT_H
+
+#include "postgres.h"
+
+#include "treble_sync.h"
+
+typedef struct CycleAttempt
+{
+	MemoryContext cxt;			/* outlives the attempt's transactions */
+	char	   *cut;			/* the cut frozen, as catalog text, or NULL */
+	char	   *drift;			/* the schema drift seen, or NULL */
+	char	   *failed_checks;	/* results (JSON) of checks that failed it */
+	bool		transient;		/* the last remote error was transient */
+	LoadChunk	chunk;			/* the chunk being loaded; chunk 0 if none */
+} CycleAttempt;
+
+/* The attempt under way in this process, or NULL. */
+extern PGDLLIMPORT CycleAttempt *CurrentAttempt;
+
+extern CycleAttempt *AttemptBegin(MemoryContext parent);
+extern void AttemptEnd(void);
+extern void AttemptNoteCut(const char *cut);
+extern void AttemptNoteDrift(const char *drift);
+extern void AttemptNoteFailedChecks(const char *json);
+extern void AttemptNoteRemoteError(bool transient);
+extern void AttemptNoteChunk(const LoadChunk *chunk);
+
+#endif							/* TREBLE_SYNC_ATTEMPT_H */
