@@ -23,7 +23,9 @@ OBJS = \
 	src/register.o \
 	src/sync.o \
 	src/security.o \
-	src/attempt.o
+	src/attempt.o \
+	src/deparse.o \
+	src/localsql.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 

@@ -20,6 +20,9 @@
  * makes the whole copy equal to it.  The cursor holds timestamps or
  * integers; either way its values are int64 here (a Timestamp is one).
  *
+ * The remote statements are built by deparse.c, the pieces of the local
+ * ones by localsql.c; this file decides what to pull and how to apply it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -41,7 +44,9 @@
 #include "attempt.h"
 #include "catalog.h"
 #include "cycle.h"
+#include "deparse.h"
 #include "fetch.h"
+#include "localsql.h"
 #include "odbc.h"
 #include "option.h"
 #include "progress.h"
@@ -117,16 +122,6 @@ CycleParseCursor(TableConfig *cfg, const char *text)
 	return CycleParseTimestamp(text);
 }
 
-/* A cursor value as a parameter of a remote query. */
-static OdbcParam
-cursor_param(TableConfig *cfg, int64 value)
-{
-	OdbcParam	p = {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP,
-	value};
-
-	return p;
-}
-
 /*
  * Where a cycle's delta starts: the watermark, less cursor_overlap, so
  * that rows which became visible in the warehouse after an earlier cut
@@ -150,84 +145,6 @@ delta_start(TableConfig *cfg, int64 prev)
 																	 CStringGetDatum(cfg->cursor_overlap),
 																	 ObjectIdGetDatum(InvalidOid),
 																	 Int32GetDatum(-1))));
-}
-
-/* "a"."b" list of local column names, each prefixed with alias. */
-static char *
-local_column_list(List *columns, const char *alias)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, columns)
-		appendStringInfo(&buf, "%s%s%s%s", foreach_current_index(lc) ? ", " : "",
-						 alias ? alias : "", alias ? "." : "",
-						 quote_identifier(lfirst(lc)));
-	return buf.data;
-}
-
-/*
- * OPERATOR(schema.name) comparing two values of a column of the copy: the
- * equality (TYPECACHE_EQ_OPR) or "greater than" (TYPECACHE_GT_OPR) of the
- * column type's default btree opclass, the one its unique index and ORDER
- * BY use, named by its own schema so that no operator on the search_path
- * can stand in for it.  For the built-in types that is pg_catalog's.  A
- * column the copy lacks gets pg_catalog's, and the statement then fails on
- * the missing column as before.
- */
-static char *
-column_operator(TableConfig *cfg, const char *column, int which)
-{
-	AttrNumber	attnum = get_attnum(cfg->local_relid, column);
-	Oid			type;
-	TypeCacheEntry *tc;
-	Oid			opr;
-	HeapTuple	tup;
-	Form_pg_operator form;
-	char	   *result;
-
-	if (attnum == InvalidAttrNumber)
-		return which == TYPECACHE_EQ_OPR ? "OPERATOR(pg_catalog.=)" : "OPERATOR(pg_catalog.>)";
-	type = get_atttype(cfg->local_relid, attnum);
-	tc = lookup_type_cache(type, which);
-	opr = which == TYPECACHE_EQ_OPR ? tc->eq_opr : tc->gt_opr;
-	if (!OidIsValid(opr))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("column \"%s\" of the copy of \"%s\" has type %s, which has no default %s",
-						column, cfg->name, format_type_be(type),
-						which == TYPECACHE_EQ_OPR ? "equality operator" : "ordering operator")));
-	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opr));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for operator %u", opr);
-	form = (Form_pg_operator) GETSTRUCT(tup);
-	result = psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(form->oprnamespace)),
-					  NameStr(form->oprname));
-	ReleaseSysCache(tup);
-	return result;
-}
-
-/*
- * a.k1 = b.k1 AND a.k2 = b.k2 over the key columns, each = the equality of
- * the key column's type (see column_operator()).
- */
-static char *
-key_join(TableConfig *cfg, const char *a, const char *b)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, cfg->key_columns)
-	{
-		const char *k = quote_identifier(lfirst(lc));
-
-		appendStringInfo(&buf, "%s%s.%s %s %s.%s",
-						 foreach_current_index(lc) ? " AND " : "", a, k,
-						 column_operator(cfg, lfirst(lc), TYPECACHE_EQ_OPR), b, k);
-	}
-	return buf.data;
 }
 
 /*
@@ -259,9 +176,7 @@ count_null_cursors(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	int64		rows = 0;
 	char	   *text;
 
-	sql = psprintf("SELECT COUNT(*) FROM %s WHERE %s IS NULL",
-				   OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
-				   OdbcQuoteIdent(conn, cfg->cursor_column));
+	sql = DeparseNullCursorCount(cfg, conn);
 	OdbcExecute(conn, stmt, sql, 0, NULL);
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
@@ -293,14 +208,11 @@ remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 				 bool integer, bool bounded, int64 cut, int64 *result)
 {
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
-	OdbcParam	param = cursor_param(cfg, cut);
+	OdbcParam	param = DeparseCursorParam(cfg, cut);
 	char	   *sql;
 	bool		found;
 
-	sql = psprintf("SELECT %s(%s) FROM %s", agg, OdbcQuoteIdent(conn, column),
-				   OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
-	if (bounded)
-		sql = psprintf("%s WHERE %s <= ?", sql, OdbcQuoteIdent(conn, cfg->cursor_column));
+	sql = DeparseAggregate(cfg, conn, agg, column, bounded);
 	OdbcExecute(conn, stmt, sql, bounded ? 1 : 0, &param);
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
@@ -313,123 +225,23 @@ remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 }
 
 /*
- * Which warehouse rows one pull takes.  Always cursor <= cut (unless the
- * table has no cursor), and:
- *	- a cycle: cursor > prev (the delta), or event >= bound (the window);
- *	- a chunk of a first load: lo <= column < hi;
- *	- the rest of a first load: column >= lo, or column is NULL;
- *	- a full pull: nothing more.
- */
-typedef struct PullSpec
-{
-	bool		have_cut;		/* false: a snapshot table without a cursor */
-	int64		cut;
-	bool		have_prev;
-	int64		prev;
-	bool		have_window;
-	Timestamp	bound;
-	Timestamp	bound_hi;		/* the slice's end; infinity for a window */
-	const char *range_column;	/* NULL: a cycle */
-	Timestamp	lo;
-	Timestamp	hi;
-	bool		open_ended;		/* the rest: no hi, and NULLs too */
-} PullSpec;
-
-/* A part of a pull: lo < cursor <= hi. */
-typedef struct PullSlice
-{
-	int64		lo;
-	int64		hi;
-} PullSlice;
-
-/* cut, slice (2), range or delta and window (2) */
-#define PULL_MAX_PARAMS 5
-
-/*
  * The most rows one remote query may return through a driver that holds
  * a whole result in memory, unless the server's slice_rows says otherwise
  * (tens of MiB for rows of a few hundred bytes).
  */
 #define DEFAULT_SLICE_ROWS 100000
 
-/*
- * The WHERE clause of a pull, its parameters appended to params.  Always
- * cursor <= cut (unless the table has no cursor), and with a slice,
- * slice_lo < cursor <= slice_hi as well.
- *
- * Remote comparisons use > and <= only: "col >= x" is sent as
- * "col > x - 1us" and "col < x" as "col <= x - 1us", the same rows at
- * microsecond precision.  A warehouse that compares timestamps as text
- * (SQLite) sorts a stored value that equals the bound but is written with
- * fewer fraction digits before it, which > and <= get right.
- */
-static void
-append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig *cfg,
-				   OdbcConn *conn, PullSpec *spec, PullSlice *slice)
-{
-	char	   *qcursor = cfg->cursor_column ? OdbcQuoteIdent(conn, cfg->cursor_column) : NULL;
-
-	if (spec->have_cut)
-	{
-		appendStringInfo(sql, " WHERE %s <= ?", qcursor);
-		params[(*nparams)++] = cursor_param(cfg, spec->cut);
-	}
-	if (slice)
-	{
-		appendStringInfo(sql, " AND %s > ? AND %s <= ?", qcursor, qcursor);
-		params[(*nparams)++] = cursor_param(cfg, slice->lo);
-		params[(*nparams)++] = cursor_param(cfg, slice->hi);
-	}
-
-	if (spec->range_column)
-	{
-		char	   *qcol = OdbcQuoteIdent(conn, spec->range_column);
-
-		if (spec->open_ended)
-			appendStringInfo(sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
-		else
-			appendStringInfo(sql, " AND %s > ? AND %s <= ?", qcol, qcol);
-		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->lo)};
-		if (!spec->open_ended)
-			params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->hi)};
-	}
-	else if (spec->have_prev && spec->have_window)
-	{
-		appendStringInfo(sql, " AND (%s > ? OR %s > ?)", qcursor,
-						 OdbcQuoteIdent(conn, cfg->event_column));
-		params[(*nparams)++] = cursor_param(cfg, spec->prev);
-		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
-	}
-	else if (spec->have_prev)
-	{
-		appendStringInfo(sql, " AND %s > ?", qcursor);
-		params[(*nparams)++] = cursor_param(cfg, spec->prev);
-	}
-}
-
 /* Pull the rows of a pull (or of one slice of it) into the staging table. */
 static void
 pull_slice(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 		   PullSlice *slice, CycleResult *result)
 {
-	StringInfoData sql;
 	OdbcParam	params[PULL_MAX_PARAMS];
 	int			nparams = 0;
-	SQLHSTMT	stmt;
-	ListCell   *lc;
+	char	   *sql = DeparsePull(cfg, conn, spec, slice, params, &nparams);
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
 
-	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT ");
-	foreach(lc, cfg->columns)
-		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-						 SchemaListHasName(cfg->absent_columns, lfirst(lc)) ? "NULL" :
-						 OdbcQuoteIdent(conn, lfirst(lc)));
-	appendStringInfo(&sql, " FROM %s",
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
-	append_pull_filter(&sql, params, &nparams, cfg, conn, spec, slice);
-
-	stmt = OdbcAllocStatement(conn);
-	OdbcExecute(conn, stmt, sql.data, nparams, params);
+	OdbcExecute(conn, stmt, sql, nparams, params);
 	StageLoad(stage_relid, cfg, conn, stmt, result);
 	OdbcFreeStatement(conn, stmt);
 }
@@ -442,22 +254,15 @@ static bool
 count_pull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 		   int64 *rows, int64 *min_cursor)
 {
-	StringInfoData sql;
 	OdbcParam	params[PULL_MAX_PARAMS];
 	int			nparams = 0;
-	SQLHSTMT	stmt;
-	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
+	char	   *sql = DeparsePullCount(cfg, conn, spec, slice, params, &nparams);
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
 	bool		found;
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT COUNT(*), MIN(%s) FROM %s", qcursor,
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
-	append_pull_filter(&sql, params, &nparams, cfg, conn, spec, slice);
-
-	stmt = OdbcAllocStatement(conn);
-	OdbcExecute(conn, stmt, sql.data, nparams, params);
+	OdbcExecute(conn, stmt, sql, nparams, params);
 	if (!FetchNextRow(conn, stmt))
-		elog(ERROR, "warehouse returned no row for: %s", sql.data);
+		elog(ERROR, "warehouse returned no row for: %s", sql);
 	*rows = 0;
 	(void) FetchGetInt(conn, stmt, 1, rows);
 	if (cfg->cursor_kind == CURSOR_INTEGER)
@@ -608,36 +413,11 @@ guard_deletes(TableConfig *cfg, int64 deleted, int64 remaining, const char *slic
 static void
 index_stage(TableConfig *cfg)
 {
-	run_sql(psprintf("CREATE INDEX ON pg_temp.treble_sync_stage (%s)",
-					 local_column_list(cfg->key_columns, NULL)),
+	run_sql(psprintf("CREATE INDEX ON " STAGE_TABLE " (%s)",
+					 LocalColumnList(cfg->key_columns, NULL)),
 			0, NULL, NULL, SPI_OK_UTILITY);
-	run_sql("ANALYZE pg_temp.treble_sync_stage", 0, NULL, NULL, SPI_OK_UTILITY);
+	run_sql("ANALYZE " STAGE_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
 	ProgressResume();			/* both reported their own progress meanwhile */
-}
-
-/*
- * SQL that is true when version a of a key is newer than version b: a
- * greater cursor, then (on a tie, or without a cursor) a greater text of
- * the synced columns.  One rule for deduplication and both upserts, so the
- * outcome never depends on arrival order.
- */
-static char *
-newer_version(TableConfig *cfg, const char *a, const char *b)
-{
-	char	   *by_text = psprintf("ROW(%s)::pg_catalog.text OPERATOR(pg_catalog.>) ROW(%s)::pg_catalog.text",
-								   local_column_list(cfg->columns, a),
-								   local_column_list(cfg->columns, b));
-	const char *cur;
-	const char *gt;
-	const char *eq;
-
-	if (cfg->cursor_column == NULL)
-		return by_text;
-	cur = quote_identifier(cfg->cursor_column);
-	gt = column_operator(cfg, cfg->cursor_column, TYPECACHE_GT_OPR);
-	eq = column_operator(cfg, cfg->cursor_column, TYPECACHE_EQ_OPR);
-	return psprintf("(%s.%s %s %s.%s OR (%s.%s %s %s.%s AND %s))",
-					a, cur, gt, b, cur, a, cur, eq, b, cur, by_text);
 }
 
 /*
@@ -649,22 +429,22 @@ newer_version(TableConfig *cfg, const char *a, const char *b)
 static void
 dedup_stage(TableConfig *cfg)
 {
-	const char *keys = local_column_list(cfg->key_columns, NULL);
+	const char *keys = LocalColumnList(cfg->key_columns, NULL);
 
 	if (count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1"
-						   " FROM pg_temp.treble_sync_stage GROUP BY %s"
+						   " FROM " STAGE_TABLE " GROUP BY %s"
 						   " HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1) d",
 						   keys)) == 0)
 		return;
 
 	/* delete s if another row t of its key is newer, or identical and later */
-	run_sql(psprintf("DELETE FROM pg_temp.treble_sync_stage s WHERE EXISTS ("
-					 "SELECT 1 FROM pg_temp.treble_sync_stage t WHERE %s"
+	run_sql(psprintf("DELETE FROM " STAGE_TABLE " s WHERE EXISTS ("
+					 "SELECT 1 FROM " STAGE_TABLE " t WHERE %s"
 					 " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid"
 					 " AND (%s OR (ROW(%s)::pg_catalog.text OPERATOR(pg_catalog.=) ROW(%s)::pg_catalog.text"
 					 "  AND t.ctid OPERATOR(pg_catalog.>) s.ctid)))",
-					 key_join(cfg, "t", "s"), newer_version(cfg, "t", "s"),
-					 local_column_list(cfg->columns, "t"), local_column_list(cfg->columns, "s")),
+					 LocalKeyJoin(cfg, "t", "s"), LocalNewerVersion(cfg, "t", "s"),
+					 LocalColumnList(cfg->columns, "t"), LocalColumnList(cfg->columns, "s")),
 			0, NULL, NULL, SPI_OK_DELETE);
 }
 
@@ -689,39 +469,29 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 {
 	bool		copy_was_empty;
 	StringInfoData sql;
-	StringInfoData set;
-	ListCell   *lc;
-	char	   *keys = key_join(cfg, "t", "s");
+	char	   *set;
+	char	   *keys = LocalKeyJoin(cfg, "t", "s");
 	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
 	Datum		values[2] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
 
-	initStringInfo(&set);
-	foreach(lc, cfg->columns)
-	{
-		const char *c = lfirst(lc);
-
-		if (SchemaListHasName(cfg->key_columns, c))
-			continue;
-		appendStringInfo(&set, "%s%s = s.%s", set.len ? ", " : "",
-						 quote_identifier(c), quote_identifier(c));
-	}
+	set = LocalSetList(cfg, "s");
 
 	/* a first load into an empty copy only inserts */
 	copy_was_empty = count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT 1) e",
 										qlocal)) == 0;
 
 	initStringInfo(&sql);
-	if (set.len > 0 && !copy_was_empty && kind != UPSERT_INSERT_ONLY)
+	if (set[0] != '\0' && !copy_was_empty && kind != UPSERT_INSERT_ONLY)
 	{
-		appendStringInfo(&sql, "UPDATE %s t SET %s FROM pg_temp.treble_sync_stage s"
+		appendStringInfo(&sql, "UPDATE %s t SET %s FROM " STAGE_TABLE " s"
 						 " WHERE %s AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
-						 qlocal, set.data, keys,
-						 local_column_list(cfg->columns, "t"),
-						 local_column_list(cfg->columns, "s"));
+						 qlocal, set, keys,
+						 LocalColumnList(cfg->columns, "t"),
+						 LocalColumnList(cfg->columns, "s"));
 		if (kind == UPSERT_VERSIONED && cfg->event_column)
 			appendStringInfo(&sql, " AND (%s"
 							 " OR (t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2))",
-							 newer_version(cfg, "s", "t"),
+							 LocalNewerVersion(cfg, "s", "t"),
 							 quote_identifier(cfg->event_column),
 							 quote_identifier(cfg->event_column));
 		else
@@ -736,16 +506,16 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 	 * index also holds the partition key, so there it takes an anti-join.
 	 */
 	resetStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS t (%s) SELECT %s FROM pg_temp.treble_sync_stage s",
-					 qlocal, local_column_list(cfg->columns, NULL),
-					 local_column_list(cfg->columns, "s"));
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s) SELECT %s FROM " STAGE_TABLE " s",
+					 qlocal, LocalColumnList(cfg->columns, NULL),
+					 LocalColumnList(cfg->columns, "s"));
 	if (copy_was_empty)
 		;						/* nothing to collide with: a plain insert */
 	else if (get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE)
 		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys);
 	else
 		appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING",
-						 local_column_list(cfg->key_columns, NULL));
+						 LocalColumnList(cfg->key_columns, NULL));
 	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
 }
 
@@ -760,35 +530,25 @@ static void
 upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *result)
 {
 	StringInfoData sql;
-	StringInfoData set;
-	ListCell   *lc;
+	char	   *set;
 
-	initStringInfo(&set);
-	foreach(lc, cfg->columns)
-	{
-		const char *c = lfirst(lc);
-
-		if (SchemaListHasName(cfg->key_columns, c))
-			continue;
-		appendStringInfo(&set, "%s%s = EXCLUDED.%s", set.len ? ", " : "",
-						 quote_identifier(c), quote_identifier(c));
-	}
+	set = LocalSetList(cfg, "EXCLUDED");
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS t (%s) SELECT %s FROM pg_temp.treble_sync_stage s"
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s) SELECT %s FROM " STAGE_TABLE " s"
 					 " ON CONFLICT (%s) DO ",
-					 qlocal, local_column_list(cfg->columns, NULL),
-					 local_column_list(cfg->columns, "s"),
-					 local_column_list(cfg->key_columns, NULL));
-	if (set.len == 0)
+					 qlocal, LocalColumnList(cfg->columns, NULL),
+					 LocalColumnList(cfg->columns, "s"),
+					 LocalColumnList(cfg->key_columns, NULL));
+	if (set[0] == '\0')
 		appendStringInfoString(&sql, "NOTHING");
 	else
 		appendStringInfo(&sql, "UPDATE SET %s"
 						 " WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s)) AND %s",
-						 set.data,
-						 local_column_list(cfg->columns, "t"),
-						 local_column_list(cfg->columns, "EXCLUDED"),
-						 newer_version(cfg, "EXCLUDED", "t"));
+						 set,
+						 LocalColumnList(cfg->columns, "t"),
+						 LocalColumnList(cfg->columns, "EXCLUDED"),
+						 LocalNewerVersion(cfg, "EXCLUDED", "t"));
 	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
 }
 
@@ -809,9 +569,9 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 
 	sql = psprintf("DELETE FROM %s t WHERE t.%s OPERATOR(pg_catalog.>=) $1"
 				   " AND t.%s OPERATOR(pg_catalog.<) $2"
-				   " AND NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s"
+				   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
 				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
-				   qlocal, ev, ev, key_join(cfg, "t", "s"), ev, ev);
+				   qlocal, ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev);
 	result->rows_deleted = run_sql(sql, 2, types, values, SPI_OK_DELETE);
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
@@ -831,21 +591,13 @@ refresh_all(TableConfig *cfg, const char *qlocal, CycleResult *result)
 {
 	char	   *sql;
 
-	sql = psprintf("DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s"
-				   " WHERE %s)", qlocal, key_join(cfg, "t", "s"));
+	sql = psprintf("DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
+				   " WHERE %s)", qlocal, LocalKeyJoin(cfg, "t", "s"));
 	result->rows_deleted = run_sql(sql, 0, NULL, NULL, SPI_OK_DELETE);
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
 					  count_sql(psprintf("SELECT pg_catalog.count(*) FROM %s", qlocal)),
 					  "the copy");
-}
-
-/* The copy's name, schema-qualified and quoted. */
-static char *
-local_name(TableConfig *cfg)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
-									  get_rel_name(cfg->local_relid));
 }
 
 /*
@@ -873,7 +625,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 			   CycleResult *result)
 {
 	Oid			stage_relid = StageCreate(cfg);
-	char	   *qlocal = local_name(cfg);
+	char	   *qlocal = LocalTableName(cfg->local_relid);
 	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
 	Timestamp	bound_hi = (spec->have_window && spec->bound_hi != 0) ? spec->bound_hi : DT_NOEND;
 
@@ -1203,8 +955,7 @@ CyclePrecheck(TableConfig *cfg, ForeignServer **server_out)
 				 errdetail("A cycle runs as the table's owner, role \"%s\", which needs SELECT, INSERT, UPDATE and DELETE on it.",
 						   owner_name),
 				 errhint("GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s;",
-						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
-													relname),
+						 LocalTableName(cfg->local_relid),
 						 quote_identifier(owner_name))));
 
 	server = GetForeignServerByName(cfg->server_name, false);

@@ -37,6 +37,7 @@
 #include "attempt.h"
 #include "catalog.h"
 #include "drift.h"
+#include "localsql.h"
 #include "odbc.h"
 #include "schema.h"
 
@@ -244,8 +245,7 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 		return;
 
 	/* auto_accept: change the copy, then record what the warehouse has now */
-	qlocal = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
-										get_rel_name(cfg->local_relid));
+	qlocal = LocalTableName(cfg->local_relid);
 	SPI_connect();
 	foreach(lc, changed)
 	{

@@ -842,15 +842,6 @@ same_names(List *a, List *b)
 	return true;
 }
 
-/* Do two optional names differ? */
-static bool
-names_differ(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a != b;
-	return strcmp(a, b) != 0;
-}
-
 /*
  * alter_table(name, enabled, mode, key_columns, event_column, cursor_column,
  *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name,
@@ -960,7 +951,7 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 
 	/* a new mask must reach the rows already in the copy: start over */
 	reset = before.mode != cfg->mode || before.cursor_kind != cfg->cursor_kind ||
-		names_differ(before.cursor_column, cfg->cursor_column) ||
+		!TextsEqual(before.cursor_column, cfg->cursor_column) ||
 		!same_names(before.masked_columns, cfg->masked_columns);
 	(void) CatalogUpdateTable(cfg, reset);
 	PG_RETURN_DATUM(CatalogSetRemoteColumns(cfg));

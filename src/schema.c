@@ -56,14 +56,6 @@ fetch_int(OdbcConn *conn, SQLHSTMT stmt, int col, bool *isnull)
 	return v;
 }
 
-static bool
-same_or_both_null(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
-
 /*
  * Describe a warehouse table with SQLColumns.  Without a schema the driver
  * searches every schema it sees; more than one match is an error that asks
@@ -126,7 +118,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 		if (exact_seen && (tname == NULL || strcmp(tname, table) != 0))
 			continue;
 		foreach(sc, schemas)
-			if (same_or_both_null(lfirst(sc), tschema))
+			if (TextsEqual(lfirst(sc), tschema))
 				known = true;
 		if (!known)
 			schemas = lappend(schemas, tschema);

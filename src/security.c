@@ -31,6 +31,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "localsql.h"
 #include "security.h"
 #include "treble_sync.h"
 
@@ -130,8 +131,7 @@ SecurityCheckCopyOwner(TableConfig *cfg)
 						GetUserNameFromId(cfg->owner, true)),
 				 errdetail("A cycle runs as the registration's owner, so the copy must be that role's."),
 				 errhint("ALTER TABLE %s OWNER TO %s, or register the table again as its new owner.",
-						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
-													get_rel_name(cfg->local_relid)),
+						 LocalTableName(cfg->local_relid),
 						 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
 }
 

@@ -42,8 +42,6 @@
 #include "security.h"
 #include "stage.h"
 
-#define STAGE_TABLE_NAME "treble_sync_stage"
-
 /*
  * State of the COPY data-source callback.  COPY's callback takes no
  * argument, so it lives in a static; only one load runs per process.
@@ -398,6 +396,29 @@ fill_batch(void)
 	return feed->nlines > 0;
 }
 
+/*
+ * In the PG_CATCH of a subtransaction around COPY: keep the error, roll the
+ * subtransaction back and return to cxt and owner.  A row the local types
+ * reject (a data exception or a constraint) is returned for the caller to
+ * deal with; any other error is raised again.
+ */
+static ErrorData *
+rollback_data_error(MemoryContext cxt, ResourceOwner owner)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
+		ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
+		ReThrowError(edata);
+	return edata;
+}
+
 /* COPY lines [from, to) of the batch into the staging table. */
 static void
 copy_lines(Relation rel, ParseState *pstate, List *options, int from, int to)
@@ -436,15 +457,7 @@ try_copy_lines(Relation rel, ParseState *pstate, List *options, int from, int to
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
-			ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
-			ReThrowError(edata);
+		edata = rollback_data_error(cxt, owner);
 	}
 	PG_END_TRY();
 	return edata;
@@ -537,18 +550,7 @@ locate_bad_value(int from, int to, int *line, int *col)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
-			ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
-			ReThrowError(edata);
-		FreeErrorData(edata);
+		FreeErrorData(rollback_data_error(cxt, owner));
 		found = true;
 	}
 	PG_END_TRY();

@@ -16,6 +16,13 @@
 
 #include "odbc.h"
 
+/*
+ * The staging table of a pull, a temporary table dropped at commit.  The
+ * install script's run_checks() spells it out as pg_temp.treble_sync_stage.
+ */
+#define STAGE_TABLE_NAME "treble_sync_stage"
+#define STAGE_TABLE "pg_temp." STAGE_TABLE_NAME
+
 extern Oid	StageCreate(TableConfig *cfg);
 extern void StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn,
 					  SQLHSTMT stmt, CycleResult *result);

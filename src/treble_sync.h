@@ -16,6 +16,8 @@
  *	  security.c/h   who may do what, the identity a cycle runs as
  *	  odbc.c/h       connecting to the warehouse, statements, driver errors
  *	  fetch.c/h      reading remote results
+ *	  deparse.c/h    every statement sent to the warehouse
+ *	  localsql.c/h   pieces of the SQL run on the copy
  *	  schema.c/h     remote metadata, and the local table made from it
  *	  catalog.c/h    reading and writing the extension's tables
  *	  stage.c/h      the staging table, filled by COPY
@@ -23,6 +25,7 @@
  *	  drift.c/h      schema drift, checked at the start of each cycle
  *	  checks.c/h     quality checks, run before a cycle commits
  *	  load.c/h       chunked first loads
+ *	  attempt.c/h    the state of one attempt at a cycle
  *	  progress.c/h   what a running cycle is doing
  *	  worker.c/h     background workers: running cycles, and waiting
  *	  verify.c       verify() and repair()
@@ -152,6 +155,15 @@ typedef struct CycleResult
 	char	   *warnings;		/* NULL cursors, failed 'warn' checks; or NULL */
 	int64		run_id;			/* the run these figures belong to */
 } CycleResult;
+
+/* Whether two texts, either of which may be NULL, are the same. */
+static inline bool
+TextsEqual(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
 
 /* The warehouse connection, opaque outside odbc.c (odbc.h) */
 typedef struct OdbcConn OdbcConn;

@@ -40,7 +40,9 @@
 
 #include "catalog.h"
 #include "cycle.h"
+#include "deparse.h"
 #include "fetch.h"
+#include "localsql.h"
 #include "odbc.h"
 #include "schema.h"
 #include "security.h"
@@ -57,146 +59,20 @@ typedef struct DayAgg
 	char	   *checksum;		/* NULL if not computed */
 } DayAgg;
 
-/*
- * The text a column contributes to a row's checksum, as an SQL expression
- * valid on both sides, or NULL if the two sides may write it differently
- * (floats, JSON made jsonb, char padding, a masked value, a chosen type).
- */
-static char *
-checksum_part(TableConfig *cfg, const char *column, const char *qcol, bool remote)
-{
-	/* the local copy's side names pg_catalog's type, function and operator */
-	const char *text = remote ? "TEXT" : "pg_catalog.text";
-	Oid			type;
-	int32		typmod;
-	Oid			collation;
-	ListCell   *lc;
-
-	get_atttypetypmodcoll(cfg->local_relid, get_attnum(cfg->local_relid, column),
-						  &type, &typmod, &collation);
-
-	if (SchemaListHasName(cfg->masked_columns, column))
-		return NULL;
-	foreach(lc, cfg->remote_columns)
-	{
-		DefElem    *def = lfirst(lc);
-
-		if (strcmp(def->defname, column) == 0 &&
-			(strncmp(strVal(def->arg), "bpchar", 6) == 0 || strncmp(strVal(def->arg), "char", 4) == 0 ||
-			 strncmp(strVal(def->arg), "float", 5) == 0 || strncmp(strVal(def->arg), "json", 4) == 0))
-			return NULL;
-	}
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case TEXTOID:
-		case BOOLOID:
-		case UUIDOID:
-			return psprintf("COALESCE(CAST(%s AS %s), '~')", qcol, text);
-		case NUMERICOID:
-			return typmod < 0 ? psprintf("COALESCE(CAST(%s AS %s), '~')", qcol, text) : NULL;
-		case TIMESTAMPOID:
-			/* both sessions write timestamps in ISO style */
-			return psprintf("COALESCE(CAST(%s AS %s), '~')", qcol, text);
-		case TIMESTAMPTZOID:
-			/* their zones may differ */
-			return psprintf("COALESCE(CAST(EXTRACT(EPOCH FROM %s) AS %s), '~')", qcol, text);
-		case DATEOID:
-			return psprintf(remote ? "COALESCE(CAST(%s - DATE '2000-01-01' AS TEXT), '~')" :
-							"COALESCE(CAST(%s OPERATOR(pg_catalog.-) pg_catalog.date '2000-01-01'"
-							" AS pg_catalog.text), '~')", qcol);
-		case BYTEAOID:
-			return psprintf(remote ? "COALESCE(encode(%s, 'hex'), '~')" :
-							"COALESCE(pg_catalog.encode(%s, 'hex'), '~')", qcol);
-		default:
-			return NULL;
-	}
-}
-
-/* The checksum of a row, over the columns checksum_part() takes. */
-static char *
-checksum_expr(TableConfig *cfg, OdbcConn *conn, bool remote)
-{
-	StringInfoData parts;
-	ListCell   *lc;
-
-	initStringInfo(&parts);
-	foreach(lc, cfg->columns)
-	{
-		char	   *col = lfirst(lc);
-		char	   *part = checksum_part(cfg, col, remote ? OdbcQuoteIdent(conn, col) :
-										 quote_identifier(col), remote);
-
-		if (part)
-			appendStringInfo(&parts, "%s%s", !parts.len ? "" : remote ? " || '|' || " :
-							 " OPERATOR(pg_catalog.||) '|' OPERATOR(pg_catalog.||) ", part);
-	}
-	return psprintf(remote ? "CAST(hashtext(%s) AS BIGINT)" :
-					"CAST(pg_catalog.hashtext(%s) AS BIGINT)", parts.data);
-}
-
-/*
- * The rest of a query over the warehouse's deduplicated rows: after the
- * caller's select list, "rn FROM <table> WHERE cursor <= ? [AND day >= ?])
- * x WHERE rn = 1", rn numbering each key's versions newest first (or 1 when
- * the table has one row per key).  Fills params; returns their number.
- */
-static int
-append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcConn *conn,
-					const char *daycol, int64 cut, bool have_since, Timestamp since, bool keyed)
-{
-	char	   *qcur = OdbcQuoteIdent(conn, cfg->cursor_column);
-	int			nparams = 0;
-	ListCell   *lc;
-
-	if (keyed)
-		appendStringInfoString(sql, "1 AS rn");	/* one row per key already */
-	else
-	{
-		appendStringInfoString(sql, "ROW_NUMBER() OVER (PARTITION BY ");
-		foreach(lc, cfg->key_columns)
-			appendStringInfo(sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-							 OdbcQuoteIdent(conn, lfirst(lc)));
-		appendStringInfo(sql, " ORDER BY %s DESC) AS rn", qcur);
-	}
-	appendStringInfo(sql, " FROM %s WHERE %s <= ?",
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
-	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
-	if (have_since)
-	{
-		appendStringInfo(sql, " AND %s > ?", OdbcQuoteIdent(conn, daycol));
-		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(since)};
-	}
-	appendStringInfoString(sql, ") x WHERE rn = 1");
-	return nparams;
-}
-
 /* The warehouse's aggregates per day, at the cut, since a day if given. */
 static List *
 remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
 			bool have_since, Timestamp since, bool with_checksum, bool keyed)
 {
-	StringInfoData sql;
-	OdbcParam	params[2];
+	OdbcParam	params[VERIFY_MAX_PARAMS];
 	int			nparams = 0;
+	char	   *sql = DeparseVerifyDays(cfg, conn, daycol, cut, have_since, since,
+										with_checksum, keyed, params, &nparams);
 	SQLHSTMT	stmt;
 	List	   *days = NIL;
-	char	   *qday = OdbcQuoteIdent(conn, daycol);
-	char	   *qcur = OdbcQuoteIdent(conn, cfg->cursor_column);
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT CAST(d AS DATE), COUNT(*), MAX(c)%s FROM (SELECT %s AS d, %s AS c",
-					 with_checksum ? ", SUM(h)" : "", qday, qcur);
-	if (with_checksum)
-		appendStringInfo(&sql, ", %s AS h", checksum_expr(cfg, conn, true));
-	appendStringInfoString(&sql, ", ");
-	nparams = append_dedup_source(&sql, params, cfg, conn, daycol, cut, have_since, since, keyed);
-	appendStringInfoString(&sql, " GROUP BY CAST(d AS DATE)");
 
 	stmt = OdbcAllocStatement(conn);
-	OdbcExecute(conn, stmt, sql.data, nparams, params);
+	OdbcExecute(conn, stmt, sql, nparams, params);
 	while (FetchNextRow(conn, stmt))
 	{
 		DayAgg	   *a = palloc0(sizeof(DayAgg));
@@ -270,8 +146,7 @@ static List *
 local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_since,
 		   Timestamp since, bool with_checksum)
 {
-	char	   *qlocal = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
-													get_rel_name(cfg->local_relid));
+	char	   *qlocal = LocalTableName(cfg->local_relid);
 	const char *qcur = quote_identifier(cfg->cursor_column);
 	Oid			types[2] = {TEXTOID, TIMESTAMPOID};
 	Datum		values[2] = {CStringGetTextDatum(cut), TimestampGetDatum(since)};
@@ -282,7 +157,7 @@ local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_sinc
 	sql = psprintf("SELECT CAST(%s AS pg_catalog.date), pg_catalog.count(*), pg_catalog.max(%s)::pg_catalog.text%s"
 				   " FROM %s WHERE %s OPERATOR(pg_catalog.<=) CAST($1 AS %s)%s GROUP BY 1",
 				   quote_identifier(daycol), qcur,
-				   with_checksum ? psprintf(", pg_catalog.sum(%s)::pg_catalog.text", checksum_expr(cfg, NULL, false)) : "",
+				   with_checksum ? psprintf(", pg_catalog.sum(%s)::pg_catalog.text", DeparseChecksum(cfg, NULL, false)) : "",
 				   qlocal, qcur, cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
 				   have_since ? psprintf(" AND %s OPERATOR(pg_catalog.>=) $2", quote_identifier(daycol)) : "");
 	SPI_connect();
@@ -312,17 +187,15 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 {
 	TableConfig vcfg = *cfg;
 	CycleResult result;
-	StringInfoData sql;
-	OdbcParam	params[2];
+	char	   *sql;
+	OdbcParam	params[VERIFY_MAX_PARAMS];
 	int			nparams = 0;
 	SQLHSTMT	stmt;
 	Oid			stage;
-	ListCell   *lc;
-	char	   *qlocal = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cfg->local_relid)),
-													get_rel_name(cfg->local_relid));
+	char	   *qlocal = LocalTableName(cfg->local_relid);
 	const char *lday = quote_identifier(daycol);
 	const char *lcur = quote_identifier(cfg->cursor_column);
-	StringInfoData keyjoin;
+	char	   *keyjoin;
 	Oid			types[2] = {TEXTOID, TIMESTAMPOID};
 	Datum		values[2] = {CStringGetTextDatum(CycleFormatCursor(cfg, cut)), TimestampGetDatum(since)};
 	List	   *days = NIL;
@@ -337,39 +210,28 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	vcfg.on_bad_row = BAD_ROW_FAIL;
 	stage = StageCreate(&vcfg);
 
-	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT ");
-	foreach(lc, vcfg.columns)
-		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-						 OdbcQuoteIdent(conn, lfirst(lc)));
-	appendStringInfoString(&sql, " FROM (SELECT ");
-	foreach(lc, vcfg.columns)
-		appendStringInfo(&sql, "%s, ", OdbcQuoteIdent(conn, lfirst(lc)));
-	nparams = append_dedup_source(&sql, params, cfg, conn, daycol, cut, have_since, since, keyed);
+	sql = DeparseVerifyKeys(cfg, conn, vcfg.columns, daycol, cut, have_since, since, keyed,
+							params, &nparams);
 
 	memset(&result, 0, sizeof(result));
 	stmt = OdbcAllocStatement(conn);
-	OdbcExecute(conn, stmt, sql.data, nparams, params);
+	OdbcExecute(conn, stmt, sql, nparams, params);
 	StageLoad(stage, &vcfg, conn, stmt, &result);
 	OdbcFreeStatement(conn, stmt);
 	CommandCounterIncrement();	/* the rows just copied are to be read */
 
-	initStringInfo(&keyjoin);
-	foreach(lc, cfg->key_columns)
-		appendStringInfo(&keyjoin, "%st.%s OPERATOR(pg_catalog.=) s.%s",
-						 foreach_current_index(lc) ? " AND " : "",
-						 quote_identifier(lfirst(lc)), quote_identifier(lfirst(lc)));
+	keyjoin = LocalKeyJoin(cfg, "t", "s");
 
 	SPI_connect();
 	/* the warehouse's figures, from its keys */
 	if (SPI_execute(psprintf("SELECT CAST(%s AS pg_catalog.date), pg_catalog.count(*), pg_catalog.max(%s)::pg_catalog.text"
-							 " FROM pg_temp.treble_sync_stage GROUP BY 1", lday, lcur),
+							 " FROM " STAGE_TABLE " GROUP BY 1", lday, lcur),
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not aggregate the warehouse's keys");
 	days = days_from_spi(cfg, cxt, 3);
 	/* the days where a key is missing, or has another cursor or day */
 	if (SPI_execute_with_args(psprintf("SELECT d FROM ("
-									   " SELECT CAST(s.%1$s AS pg_catalog.date) AS d FROM pg_temp.treble_sync_stage s"
+									   " SELECT CAST(s.%1$s AS pg_catalog.date) AS d FROM " STAGE_TABLE " s"
 									   " WHERE NOT EXISTS (SELECT 1 FROM %2$s t WHERE %3$s"
 									   "  AND t.%4$s OPERATOR(pg_catalog.=) s.%4$s"
 									   "  AND (CAST(t.%1$s AS pg_catalog.date) OPERATOR(pg_catalog.=) CAST(s.%1$s AS pg_catalog.date)"
@@ -377,17 +239,17 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 									   " UNION"
 									   " SELECT CAST(t.%1$s AS pg_catalog.date) FROM %2$s t"
 									   " WHERE t.%4$s OPERATOR(pg_catalog.<=) CAST($1 AS %5$s)%6$s"
-									   " AND NOT EXISTS (SELECT 1 FROM pg_temp.treble_sync_stage s WHERE %3$s"
+									   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %3$s"
 									   "  AND t.%4$s OPERATOR(pg_catalog.=) s.%4$s"
 									   "  AND (CAST(t.%1$s AS pg_catalog.date) OPERATOR(pg_catalog.=) CAST(s.%1$s AS pg_catalog.date)"
 									   "   OR (t.%1$s IS NULL AND s.%1$s IS NULL)))) x",
-									   lday, qlocal, keyjoin.data, lcur,
+									   lday, qlocal, keyjoin, lcur,
 									   cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
 									   have_since ? psprintf(" AND t.%s OPERATOR(pg_catalog.>=) $2", lday) : ""),
 							  have_since ? 2 : 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not compare the keys");
 	*bad_days = days_from_spi(cfg, cxt, 1);
-	SPI_execute("DROP TABLE pg_temp.treble_sync_stage", false, 0);
+	SPI_execute("DROP TABLE " STAGE_TABLE, false, 0);
 	SPI_finish();
 	return days;
 }
@@ -406,15 +268,6 @@ find_day(List *days, DayAgg *key)
 			return a;
 	}
 	return NULL;
-}
-
-/* Do two optional texts agree? */
-static bool
-same_text(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return strcmp(a, b) == 0;
 }
 
 /* Record a verification's outcome, as the extension owner. */
@@ -548,8 +401,8 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 		bool		match;
 
 		CHECK_FOR_INTERRUPTS();
-		match = r && l && r->rows == l->rows && same_text(r->max_cursor, l->max_cursor) &&
-			(!with_checksum || same_text(r->checksum, l->checksum)) &&
+		match = r && l && r->rows == l->rows && TextsEqual(r->max_cursor, l->max_cursor) &&
+			(!with_checksum || TextsEqual(r->checksum, l->checksum)) &&
 			find_day(bad_days, key) == NULL;
 		values[0] = DateADTGetDatum(key->day);
 		nulls[0] = key->null_day;

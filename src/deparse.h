@@ -1,0 +1,74 @@
+/*-------------------------------------------------------------------------
+ *
+ * deparse.h
+ *	  Every statement sent to the warehouse, built in one place
+ *	  (deparse.c), as postgres_fdw's deparse.c builds its remote SQL.
+ *
+ * Callers pass the registration and what to select and get the SQL text,
+ * its parameters appended to an OdbcParam array; they execute it and read
+ * the result.  Identifiers are quoted the warehouse's way (odbc.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TREBLE_SYNC_DEPARSE_H
+#define TREBLE_SYNC_DEPARSE_H
+
+#include "postgres.h"
+
+#include "odbc.h"
+
+/*
+ * Which warehouse rows one pull takes.  Always cursor <= cut (unless the
+ * table has no cursor), and:
+ *	- a cycle: cursor > prev (the delta), or event >= bound (the window);
+ *	- a chunk of a first load: lo <= column < hi;
+ *	- the rest of a first load: column >= lo, or column is NULL;
+ *	- a full pull: nothing more.
+ */
+typedef struct PullSpec
+{
+	bool		have_cut;		/* false: a snapshot table without a cursor */
+	int64		cut;
+	bool		have_prev;
+	int64		prev;
+	bool		have_window;
+	Timestamp	bound;
+	Timestamp	bound_hi;		/* the slice's end; infinity for a window */
+	const char *range_column;	/* NULL: a cycle */
+	Timestamp	lo;
+	Timestamp	hi;
+	bool		open_ended;		/* the rest: no hi, and NULLs too */
+} PullSpec;
+
+/* A part of a pull: lo < cursor <= hi. */
+typedef struct PullSlice
+{
+	int64		lo;
+	int64		hi;
+} PullSlice;
+
+/* The most parameters of a pull: cut, slice (2), range or delta and window (2) */
+#define PULL_MAX_PARAMS 5
+
+/* The most parameters of a verification's query: cut, since */
+#define VERIFY_MAX_PARAMS 2
+
+extern OdbcParam DeparseCursorParam(TableConfig *cfg, int64 value);
+extern char *DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
+							  const char *column, bool bounded);
+extern char *DeparseNullCursorCount(TableConfig *cfg, OdbcConn *conn);
+extern char *DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec,
+						 PullSlice *slice, OdbcParam *params, int *nparams);
+extern char *DeparsePullCount(TableConfig *cfg, OdbcConn *conn, PullSpec *spec,
+							  PullSlice *slice, OdbcParam *params, int *nparams);
+extern char *DeparseChecksum(TableConfig *cfg, OdbcConn *conn, bool remote);
+extern char *DeparseVerifyDays(TableConfig *cfg, OdbcConn *conn, const char *daycol,
+							   int64 cut, bool have_since, Timestamp since,
+							   bool with_checksum, bool keyed, OdbcParam *params,
+							   int *nparams);
+extern char *DeparseVerifyKeys(TableConfig *cfg, OdbcConn *conn, List *columns,
+							   const char *daycol, int64 cut, bool have_since,
+							   Timestamp since, bool keyed, OdbcParam *params,
+							   int *nparams);
+
+#endif							/* TREBLE_SYNC_DEPARSE_H */
