@@ -37,8 +37,6 @@
 
 static const char *CatalogCursorKindName(CursorKind kind);
 static CursorKind CatalogParseCursorKind(const char *name);
-static const char *CatalogBadRowName(BadRowPolicy policy);
-static const char *CatalogDriftName(DriftPolicy policy);
 
 /* Bytes of random salt per owner for masked columns. */
 #define MASK_SALT_BYTES 32
@@ -152,6 +150,22 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values,
 
 	if (rc != expected_rc)
 		elog(ERROR, "treble_sync catalog statement failed (SPI code %d): %s", rc, sql);
+}
+
+/*
+ * Run one catalog statement that writes, as the extension owner, in an SPI
+ * connection of its own.
+ */
+static void
+catalog_write(const char *sql, int nargs, Oid *types, Datum *values,
+			  const char *nulls, int expected_rc)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+
+	SPI_connect();
+	catalog_exec(sql, nargs, types, values, nulls, expected_rc);
+	SPI_finish();
+	CatalogRestoreUser(saved);
 }
 
 static const char *table_select =
@@ -296,6 +310,21 @@ CatalogGetTable(const char *name, bool missing_ok)
 				 errmsg("table \"%s\" is not registered with treble_sync", name),
 				 errhint("Register it with treble_sync.add_table(), or list the registered ones with SELECT name FROM treble_sync.tables.")));
 	return cfg;
+}
+
+/*
+ * The registration named by argument argno of an SQL function, which must
+ * not be NULL (functions that take the name first are not STRICT, since
+ * their other arguments may be NULL).
+ */
+TableConfig *
+CatalogGetTableArg(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name must not be NULL")));
+	return CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(argno)), false);
 }
 
 /* Look a registration up by id, as a worker does; it must still exist. */
@@ -469,34 +498,26 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 void
 CatalogFailRun(int64 run_id, const char *error)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[2] = {INT8OID, TEXTOID};
 	Datum		values[2] = {Int64GetDatum(run_id), CStringGetTextDatum(error)};
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.runs SET status = 'failed',"
-				 " finished_at = pg_catalog.clock_timestamp(), error = $2"
-				 " WHERE run_id OPERATOR(pg_catalog.=) $1"
-				 " AND status OPERATOR(pg_catalog.=) 'running'",
-				 2, types, values, NULL, SPI_OK_UPDATE);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("UPDATE treble_sync.runs SET status = 'failed',"
+				  " finished_at = pg_catalog.clock_timestamp(), error = $2"
+				  " WHERE run_id OPERATOR(pg_catalog.=) $1"
+				  " AND status OPERATOR(pg_catalog.=) 'running'",
+				  2, types, values, NULL, SPI_OK_UPDATE);
 }
 
 /* Advance a table's watermark (the caller guarantees it never goes back). */
 void
 CatalogSetWatermark(int32 table_id, const char *watermark)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[2] = {INT4OID, TEXTOID};
 	Datum		values[2] = {Int32GetDatum(table_id), CStringGetTextDatum(watermark)};
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.tables SET watermark = $2"
-				 " WHERE table_id OPERATOR(pg_catalog.=) $1",
-				 2, types, values, NULL, SPI_OK_UPDATE);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("UPDATE treble_sync.tables SET watermark = $2"
+				  " WHERE table_id OPERATOR(pg_catalog.=) $1",
+				  2, types, values, NULL, SPI_OK_UPDATE);
 }
 
 /* Is this run still marked 'running'? (its worker may have died) */
@@ -749,17 +770,13 @@ CatalogFinishChunk(int32 table_id, int chunk, int64 run_id, CycleResult *r)
 void
 CatalogChunkFailed(int32 table_id, int chunk, const char *error)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[3] = {INT4OID, INT4OID, TEXTOID};
 	Datum		values[3] = {Int32GetDatum(table_id), Int32GetDatum(chunk),
 	CStringGetTextDatum(error)};
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.load_chunks SET error = $3"
-				 " WHERE table_id OPERATOR(pg_catalog.=) $1 AND chunk OPERATOR(pg_catalog.=) $2",
-				 3, types, values, NULL, SPI_OK_UPDATE);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("UPDATE treble_sync.load_chunks SET error = $3"
+				  " WHERE table_id OPERATOR(pg_catalog.=) $1 AND chunk OPERATOR(pg_catalog.=) $2",
+				  3, types, values, NULL, SPI_OK_UPDATE);
 }
 
 /*
@@ -813,35 +830,48 @@ CatalogEndLoad(int32 table_id)
 	CatalogRestoreUser(saved);
 }
 
+/*
+ * The catalog's names of the values of an option with three, in the order
+ * of its enum (from 0); the first is the default.
+ */
+static const char *const mode_names[3] = {"upsert", "append", "snapshot"};
+static const char *const drift_names[3] = {"halt", "auto_accept", "ignore"};
+static const char *const bad_row_names[3] = {"fail", "quarantine", "skip"};
+
+/* The catalog's name of an option's value. */
+static const char *
+value_name(const char *const names[3], int value)
+{
+	return value >= 0 && value < 3 ? names[value] : names[0];
+}
+
+/* An option's value from its catalog name (NULL: the default), or an error. */
+static int
+parse_value(const char *const names[3], const char *option, const char *name)
+{
+	if (name == NULL)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s must be '%s', '%s' or '%s', not \"%s\"",
+					option, names[0], names[1], names[2], name)));
+	return 0;					/* keep the compiler quiet */
+}
+
 /* The catalog's name of a mode, and back. */
 const char *
 CatalogModeName(SyncMode mode)
 {
-	switch (mode)
-	{
-		case SYNC_UPSERT:
-			return "upsert";
-		case SYNC_APPEND:
-			return "append";
-		case SYNC_SNAPSHOT:
-			return "snapshot";
-	}
-	return "upsert";
+	return value_name(mode_names, mode);
 }
 
 SyncMode
 CatalogParseMode(const char *name)
 {
-	if (name == NULL || strcmp(name, "upsert") == 0)
-		return SYNC_UPSERT;
-	if (strcmp(name, "append") == 0)
-		return SYNC_APPEND;
-	if (strcmp(name, "snapshot") == 0)
-		return SYNC_SNAPSHOT;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("mode must be 'upsert', 'append' or 'snapshot', not \"%s\"", name)));
-	return SYNC_UPSERT;			/* keep the compiler quiet */
+	return (SyncMode) parse_value(mode_names, "mode", name);
 }
 
 /* The catalog's name of a cursor kind, and back. */
@@ -940,15 +970,11 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 void
 CatalogDeleteTable(int32 table_id)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(table_id)};
 
-	SPI_connect();
-	catalog_exec("DELETE FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
-				 1, types, values, NULL, SPI_OK_DELETE);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("DELETE FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
+				  1, types, values, NULL, SPI_OK_DELETE);
 }
 
 /*
@@ -986,7 +1012,6 @@ void
 CatalogSetRunDetails(int64 run_id, int attempts, const char *cut, const char *drift,
 					 const char *warnings)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[5] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		values[5] = {Int64GetDatum(run_id), Int32GetDatum(attempts),
 		cut ? CStringGetTextDatum(cut) : (Datum) 0,
@@ -994,13 +1019,10 @@ CatalogSetRunDetails(int64 run_id, int attempts, const char *cut, const char *dr
 	warnings ? CStringGetTextDatum(warnings) : (Datum) 0};
 	char		nulls[5] = {' ', ' ', cut ? ' ' : 'n', drift ? ' ' : 'n', warnings ? ' ' : 'n'};
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.runs SET attempts = $2, cut = coalesce($3, cut),"
-				 " drift = coalesce($4, drift), warnings = $5"
-				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
-				 5, types, values, nulls, SPI_OK_UPDATE);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("UPDATE treble_sync.runs SET attempts = $2, cut = coalesce($3, cut),"
+				  " drift = coalesce($4, drift), warnings = $5"
+				  " WHERE run_id OPERATOR(pg_catalog.=) $1",
+				  5, types, values, nulls, SPI_OK_UPDATE);
 }
 
 /*
@@ -1058,35 +1080,11 @@ CatalogMaskSalt(Oid owner)
 	return salt;
 }
 
-/* The catalog's name of a drift policy, and back. */
-static const char *
-CatalogDriftName(DriftPolicy policy)
-{
-	switch (policy)
-	{
-		case DRIFT_HALT:
-			return "halt";
-		case DRIFT_AUTO_ACCEPT:
-			return "auto_accept";
-		case DRIFT_IGNORE:
-			return "ignore";
-	}
-	return "halt";
-}
-
+/* A drift policy from its catalog name (value_name() gives the name). */
 DriftPolicy
 CatalogParseDrift(const char *name)
 {
-	if (name == NULL || strcmp(name, "halt") == 0)
-		return DRIFT_HALT;
-	if (strcmp(name, "auto_accept") == 0)
-		return DRIFT_AUTO_ACCEPT;
-	if (strcmp(name, "ignore") == 0)
-		return DRIFT_IGNORE;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("schema_drift must be 'halt', 'auto_accept' or 'ignore', not \"%s\"", name)));
-	return DRIFT_HALT;			/* keep the compiler quiet */
+	return (DriftPolicy) parse_value(drift_names, "schema_drift", name);
 }
 
 /*
@@ -1117,9 +1115,9 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 	values[1] = text_array_from_list(names);
 	values[2] = text_array_from_list(sigs);
 	values[3] = text_array_from_list(cfg->columns);
-	values[4] = CStringGetTextDatum(CatalogDriftName(cfg->schema_drift));
+	values[4] = CStringGetTextDatum(value_name(drift_names, cfg->schema_drift));
 	values[5] = BoolGetDatum(cfg->all_columns);
-	values[6] = CStringGetTextDatum(CatalogBadRowName(cfg->on_bad_row));
+	values[6] = CStringGetTextDatum(value_name(bad_row_names, cfg->on_bad_row));
 	values[7] = Float4GetDatum((float4) cfg->max_bad_row_ratio);
 
 	SPI_connect();
@@ -1136,35 +1134,11 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 	return row;
 }
 
-/* The catalog's name of a bad-row policy, and back. */
-static const char *
-CatalogBadRowName(BadRowPolicy policy)
-{
-	switch (policy)
-	{
-		case BAD_ROW_FAIL:
-			return "fail";
-		case BAD_ROW_QUARANTINE:
-			return "quarantine";
-		case BAD_ROW_SKIP:
-			return "skip";
-	}
-	return "fail";
-}
-
+/* A bad-row policy from its catalog name (value_name() gives the name). */
 BadRowPolicy
 CatalogParseBadRow(const char *name)
 {
-	if (name == NULL || strcmp(name, "fail") == 0)
-		return BAD_ROW_FAIL;
-	if (strcmp(name, "quarantine") == 0)
-		return BAD_ROW_QUARANTINE;
-	if (strcmp(name, "skip") == 0)
-		return BAD_ROW_SKIP;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("on_bad_row must be 'fail', 'quarantine' or 'skip', not \"%s\"", name)));
-	return BAD_ROW_FAIL;		/* keep the compiler quiet */
+	return (BadRowPolicy) parse_value(bad_row_names, "on_bad_row", name);
 }
 
 /*

@@ -14,6 +14,8 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
+
 #include "treble_sync.h"
 
 typedef struct CatalogUser
@@ -25,6 +27,7 @@ typedef struct CatalogUser
 extern CatalogUser CatalogBecomeOwner(void);
 extern void CatalogRestoreUser(CatalogUser saved);
 extern TableConfig *CatalogGetTable(const char *name, bool missing_ok);
+extern TableConfig *CatalogGetTableArg(FunctionCallInfo fcinfo, int argno);
 extern TableConfig *CatalogGetTableById(int32 table_id);
 extern List *CatalogEnabledTableIds(const char *server);
 extern int64 CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner);

@@ -864,11 +864,7 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	bool		reset;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("name must not be NULL")));
-	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	cfg = CatalogGetTableArg(fcinfo, 0);
 	require_owner(cfg);
 	before = *cfg;
 

@@ -40,6 +40,23 @@ require_read_committed(const char *funcname)
 }
 
 /*
+ * Run one cycle (full: a resync) of the table registered as name, in a
+ * worker, after the checks the caller can be told about directly; returns
+ * its run-log row.
+ */
+static Datum
+run_named(const char *name, const char *funcname, const char *action, bool full)
+{
+	TableConfig *cfg;
+
+	require_read_committed(funcname);
+	cfg = CatalogGetTable(name, false);
+	SecurityRequireRun(cfg, action);
+	(void) CyclePrecheck(cfg, NULL);
+	return CatalogRunRow(WorkerRunCycle(cfg->table_id, full));
+}
+
+/*
  * sync_table(name): run one cycle of a registered table and return its
  * run-log row.
  */
@@ -48,16 +65,8 @@ PG_FUNCTION_INFO_V1(treble_sync_sync_table);
 Datum
 treble_sync_sync_table(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	TableConfig *cfg;
-	int64		run_id;
-
-	require_read_committed("sync_table()");
-	cfg = CatalogGetTable(name, false);
-	SecurityRequireRun(cfg, "sync");
-	(void) CyclePrecheck(cfg, NULL);
-	run_id = WorkerRunCycle(cfg->table_id, false);
-	PG_RETURN_DATUM(CatalogRunRow(run_id));
+	PG_RETURN_DATUM(run_named(text_to_cstring(PG_GETARG_TEXT_PP(0)), "sync_table()", "sync",
+							  false));
 }
 
 /*
@@ -70,16 +79,8 @@ PG_FUNCTION_INFO_V1(treble_sync_resync);
 Datum
 treble_sync_resync(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	TableConfig *cfg;
-	int64		run_id;
-
-	require_read_committed("resync()");
-	cfg = CatalogGetTable(name, false);
-	SecurityRequireRun(cfg, "resync");
-	(void) CyclePrecheck(cfg, NULL);
-	run_id = WorkerRunCycle(cfg->table_id, true);
-	PG_RETURN_DATUM(CatalogRunRow(run_id));
+	PG_RETURN_DATUM(run_named(text_to_cstring(PG_GETARG_TEXT_PP(0)), "resync()", "resync",
+							  true));
 }
 
 /*

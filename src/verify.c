@@ -319,11 +319,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	int			nestlevel;
 	SecurityState as_owner;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("name must not be NULL")));
-	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	cfg = CatalogGetTableArg(fcinfo, 0);
 	daycol = cfg->event_column ? cfg->event_column :
 		(cfg->cursor_kind == CURSOR_TIMESTAMP ? cfg->cursor_column : NULL);
 	if (daycol == NULL)
