@@ -1,5 +1,9 @@
 # treble_sync: PGXS build. `make && make install`, then `make installcheck`
-# against a running destination (see .ci/run, which also starts a warehouse).
+# against any running cluster with the extension installed: its warehouse is
+# an SQLite file the tests create (it needs the sqlite3 client and the SQLite
+# ODBC driver "SQLite3", nothing else). `make installcheck-clusters` runs the
+# multi-cluster suite against the clusters .ci/clusters starts (see .ci/run
+# and CONTRIBUTING.md).
 
 EXTENSION  = treble_sync
 MODULE_big = treble_sync
@@ -29,9 +33,18 @@ OBJS = \
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 
-TESTS        = $(wildcard sql/[0-9]*.sql)
-REGRESS      = $(patsubst sql/%.sql,%,$(TESTS))
-REGRESS_OPTS = --inputdir=. --load-extension=dblink
+# The self-contained suite (sql/, expected/), in this order: setup creates
+# the SQLite warehouse file and its server, cleanup removes them.
+REGRESS      = setup register cycle privileges options bad_rows cleanup
+REGRESS_OPTS = --inputdir=.
+
+# The multi-cluster suite (test/regress/): a second PostgreSQL cluster as the
+# warehouse, changed through dblink, and the treble_test.* settings of the
+# destination. Results and regression.diffs go to test/regress/.
+CLUSTER_TESTS        = $(wildcard test/regress/sql/[0-9]*.sql)
+CLUSTER_REGRESS      = $(patsubst test/regress/sql/%.sql,%,$(CLUSTER_TESTS))
+CLUSTER_REGRESS_OPTS = --inputdir=test/regress --outputdir=test/regress --load-extension=dblink \
+                       --dbname=$(CONTRIB_TESTDB)
 
 SHLIB_LINK += -lodbc -lodbcinst -lpthread
 PG_CPPFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
@@ -39,6 +52,16 @@ PG_CPPFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initialize
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+.PHONY: installcheck-clusters
+installcheck-clusters: submake
+	$(pg_regress_installcheck) $(CLUSTER_REGRESS_OPTS) $(CLUSTER_REGRESS)
+
+clean: clean-clusters
+.PHONY: clean-clusters
+clean-clusters:
+	rm -rf test/regress/results test/regress/regression.diffs test/regress/regression.out
+
 
 # PGXS tracks no header dependencies: every object depends on every
 # header of src/ (a header change is rare, a full rebuild is quick).

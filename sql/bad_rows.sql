@@ -1,0 +1,97 @@
+-- Rows the copy cannot take: fail (the default) names table, key, column
+-- and reason; quarantine keeps them aside and applies the rest; skip
+-- counts them; above max_bad_row_ratio the whole cycle fails. Rows without
+-- a cursor are counted, and a cursor in a form that cannot be compared
+-- (SQLite keeps any value in any column) fails the cycle.
+SET datestyle = ISO;
+SELECT dir AS wh_dir FROM regress_wh \gset
+\setenv TS_REGRESS_WH :wh_dir/wh.db
+
+SELECT $$
+CREATE TABLE orders (order_id INTEGER, code TEXT, amount NUMERIC, synced_at TIMESTAMP);
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 100)
+INSERT INTO orders SELECT n, 'c' || n, n, '2026-11-28 10:00:00' FROM g;
+INSERT INTO orders VALUES (101, 'too long a code', 1, '2026-11-28 10:00:00'),
+                          (102, 'ok', 1000000000, '2026-11-28 10:00:00');
+$$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+
+-- the copy takes codes of 5 characters and amounts below 10^6
+CREATE TABLE orders (order_id int PRIMARY KEY, code varchar(5), amount numeric(8,2),
+    synced_at timestamp);
+SELECT name, on_bad_row, max_bad_row_ratio FROM treble_sync.add_table('orders', 'wh',
+    key_columns => '{order_id}', local_table => 'orders');
+
+-- fail: the first bad row stops the cycle, and says which
+SELECT status, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('orders');
+SELECT count(*) FROM orders;
+
+-- quarantine: with a NULL key too, 3 bad rows of 103 is above 2%, so the
+-- cycle still fails...
+SELECT $$ INSERT INTO orders VALUES (NULL, 'no key', 1, '2026-11-28 10:00:00'); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT on_bad_row FROM treble_sync.alter_table('orders', on_bad_row => 'quarantine');
+SELECT status, rows_bad, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('orders');
+SELECT count(*) AS quarantined_by_failed_run FROM treble_sync.quarantine;
+
+-- ...and below the ratio the rest is applied, the bad rows set aside
+SELECT max_bad_row_ratio FROM treble_sync.alter_table('orders', max_bad_row_ratio => 0.05);
+SELECT status, rows_pulled, rows_inserted, rows_bad FROM treble_sync.sync_table('orders');
+SELECT count(*), sum(amount) FROM orders;
+SELECT q.key, q.column_name, q.raw_value, q.reason, q.run_id = r.run_id AS this_run
+FROM treble_sync.quarantine q, LATERAL (SELECT max(run_id) AS run_id FROM treble_sync.runs
+                                        WHERE table_name = 'orders') r
+ORDER BY q.key NULLS FIRST;
+
+-- the same bad rows pulled again are not kept twice: their last run and
+-- count move instead
+SELECT $$ UPDATE orders SET synced_at = '2026-11-28 10:30:00' WHERE order_id > 100 OR order_id IS NULL; $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT max_bad_row_ratio FROM treble_sync.alter_table('orders', max_bad_row_ratio => 1);
+SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('orders');
+SELECT q.key, q.column_name, q.times_seen, q.run_id < q.last_run_id AS first_run_kept,
+       q.last_run_id = r.run_id AS seen_this_run
+FROM treble_sync.quarantine q, LATERAL (SELECT max(run_id) AS run_id FROM treble_sync.runs
+                                        WHERE table_name = 'orders') r
+ORDER BY q.key NULLS FIRST;
+-- a new bad value of a known key is a new row
+SELECT $$ UPDATE orders SET code = 'still too long', synced_at = '2026-11-28 10:45:00' WHERE order_id = 101; $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('orders');
+SELECT key, raw_value, times_seen FROM treble_sync.quarantine WHERE key = '101' ORDER BY quarantine_id;
+
+-- skip: counted, not kept
+SELECT $$ UPDATE orders SET synced_at = '2026-11-28 11:00:00' WHERE order_id > 100 OR order_id IS NULL; $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT on_bad_row FROM treble_sync.alter_table('orders', on_bad_row => 'skip', max_bad_row_ratio => 1);
+SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('orders');
+SELECT count(*) AS quarantined FROM treble_sync.quarantine;
+
+-- rows without a cursor: no cycle pulls them; every run counts them and
+-- says so in its warnings
+SELECT $$ INSERT INTO orders VALUES (201, 'nc1', 1, NULL), (202, 'nc2', 1, NULL); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, rows_pulled, rows_null_cursor, warnings FROM treble_sync.sync_table('orders');
+SELECT $$ INSERT INTO orders VALUES (203, 'new', 1, '2026-11-28 12:00:00'); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, rows_pulled, rows_null_cursor, warnings FROM treble_sync.sync_table('orders');
+SELECT $$ DELETE FROM orders WHERE synced_at IS NULL; $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, rows_null_cursor, warnings FROM treble_sync.sync_table('orders');
+
+-- a cursor value in another text form than the bounds ('T', a zone) fails
+-- the cycle, naming the column and the form found; the watermark stays;
+-- once the value is fixed the next cycle takes every row
+SELECT $$ INSERT INTO orders VALUES (204, 'iso', 1, '2026-11-28T13:00:00Z'); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, error FROM treble_sync.sync_table('orders');
+SELECT watermark FROM treble_sync.tables WHERE name = 'orders';
+SELECT $$ UPDATE orders SET synced_at = '2026-11-28 13:00:00' WHERE order_id = 204; $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, rows_inserted, watermark_to FROM treble_sync.sync_table('orders');
+
+-- the quarantine is not for everyone: it holds warehouse data
+CREATE ROLE regress_outsider;
+SET ROLE regress_outsider;
+SELECT count(*) FROM treble_sync.quarantine;
+RESET ROLE;
+DROP ROLE regress_outsider;
