@@ -2,7 +2,9 @@
  *
  * catalog.c
  *	  Reading and writing the extension's own tables: treble_sync.tables
- *	  (configuration and watermarks) and treble_sync.runs (the run log).
+ *	  (configuration and watermarks), treble_sync.runs (the run log), the
+ *	  chunks of first loads, the quarantine, the mask salts, quality checks
+ *	  and their results, and verifications.
  *
  * Everyone may read them; only the extension owner may write them.  The
  * functions that write switch to the extension owner for the one statement
@@ -80,8 +82,19 @@ extension_owner(void)
 	return owner;
 }
 
-/* Act as the extension owner until CatalogRestoreUser. */
-CatalogUser
+/* The role and security context to go back to after a catalog write. */
+typedef struct CatalogUser
+{
+	Oid			userid;
+	int			sec_context;
+} CatalogUser;
+
+/*
+ * Act as the extension owner until CatalogRestoreUser: the one way into
+ * the catalog's tables with the rights to write them, kept inside this
+ * file so that no other file writes them.
+ */
+static CatalogUser
 CatalogBecomeOwner(void)
 {
 	CatalogUser saved;
@@ -92,7 +105,8 @@ CatalogBecomeOwner(void)
 	return saved;
 }
 
-void
+/* Back to the role CatalogBecomeOwner saved. */
+static void
 CatalogRestoreUser(CatalogUser saved)
 {
 	SetUserIdAndSecContext(saved.userid, saved.sec_context);
@@ -1189,4 +1203,131 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 					 6, types, values, nulls, SPI_OK_INSERT);
 	SPI_finish();
 	CatalogRestoreUser(saved);
+}
+
+/*
+ * Record the results of a run's quality checks (json: the rows of
+ * treble_sync.run_checks(), as a JSON array) in treble_sync.check_results.
+ */
+void
+CatalogInsertCheckResults(int64 run_id, const char *table_name, const char *json)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3] = {Int64GetDatum(run_id), CStringGetTextDatum(table_name),
+	CStringGetTextDatum(json)};
+
+	catalog_write("INSERT INTO treble_sync.check_results"
+				  " (run_id, check_id, table_name, kind, severity, passed, observed, failing_keys)"
+				  " SELECT $1, x.check_id, $2, x.kind, x.severity, x.passed, x.observed, x.failing_keys"
+				  " FROM pg_catalog.jsonb_to_recordset($3::pg_catalog.jsonb) AS x(check_id bigint,"
+				  " kind pg_catalog.text, severity pg_catalog.text, passed boolean,"
+				  " observed pg_catalog.text, failing_keys pg_catalog.text[])",
+				  3, types, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * Declare a quality check of a registration (add_check, which has
+ * validated it and filled in the defaults).  columns may be NIL; settings
+ * are indexed by CheckSetting.  Returns the new treble_sync.checks row.
+ */
+Datum
+CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
+				   const NullableDatum settings[CHECK_NSETTINGS], const char *severity)
+{
+	Oid			types[12] = {INT4OID, TEXTOID, TEXTARRAYOID, NUMERICOID, NUMERICOID, FLOAT4OID,
+		INTERVALOID, OIDOID, TEXTOID, INT4OID, FLOAT4OID, TEXTOID};
+	Datum		values[12];
+	char		nulls[12];
+	Datum		row;
+	bool		isnull;
+	CatalogUser saved;
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int32GetDatum(table_id);
+	values[1] = CStringGetTextDatum(kind);
+	if (columns != NIL)
+		values[2] = text_array_from_list(columns);
+	else
+		nulls[2] = 'n';
+	for (int i = 0; i < CHECK_NSETTINGS; i++)
+	{
+		values[3 + i] = settings[i].isnull ? (Datum) 0 : settings[i].value;
+		nulls[3 + i] = settings[i].isnull ? 'n' : ' ';
+	}
+	values[11] = CStringGetTextDatum(severity);
+
+	saved = CatalogBecomeOwner();
+	SPI_connect();
+	catalog_exec("INSERT INTO treble_sync.checks AS c (table_id, kind, columns,"
+				 " min_value, max_value, tolerance, max_age, ref_table, ref_column,"
+				 " last_n, within, severity)"
+				 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::pg_catalog.regclass, $9, $10, $11, $12)"
+				 " RETURNING c",
+				 12, types, values, nulls, SPI_OK_INSERT_RETURNING);
+	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	row = SPI_datumTransfer(row, false, -1);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return row;
+}
+
+/*
+ * The registration a check belongs to: its owner and name (in the
+ * caller's memory context), for drop_check's permission check.  False if
+ * there is no such check.
+ */
+bool
+CatalogCheckTable(int64 check_id, Oid *owner, char **name)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(check_id)};
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		found;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT t.owner::pg_catalog.oid, t.name FROM treble_sync.checks c"
+							  " JOIN treble_sync.tables t ON t.table_id OPERATOR(pg_catalog.=) c.table_id"
+							  " WHERE c.check_id OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look the check up");
+	found = SPI_processed == 1;
+	if (found)
+	{
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		*name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return found;
+}
+
+/* Remove a check (drop_check, which has checked the caller may). */
+void
+CatalogDeleteCheck(int64 check_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(check_id)};
+
+	catalog_write("DELETE FROM treble_sync.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
+				  1, types, values, NULL, SPI_OK_DELETE);
+}
+
+/*
+ * Record a verification's outcome (verify()): the cut it compared at, how
+ * many days it compared and how many did not match.
+ */
+void
+CatalogRecordVerification(const char *table_name, const char *cut, int days,
+						  int mismatched, bool checksum)
+{
+	Oid			types[5] = {TEXTOID, TEXTOID, INT4OID, INT4OID, BOOLOID};
+	Datum		values[5] = {CStringGetTextDatum(table_name), CStringGetTextDatum(cut),
+		Int32GetDatum(days), Int32GetDatum(mismatched), BoolGetDatum(checksum)};
+
+	catalog_write("INSERT INTO treble_sync.verifications"
+				  " (table_name, cut, days, mismatched_days, checksum) VALUES ($1, $2, $3, $4, $5)",
+				  5, types, values, NULL, SPI_OK_INSERT);
 }
