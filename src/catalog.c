@@ -182,6 +182,35 @@ catalog_write(const char *sql, int nargs, Oid *types, Datum *values,
 	CatalogRestoreUser(saved);
 }
 
+/*
+ * Run one catalog statement that writes and returns one row (a RETURNING
+ * list of one column), as the extension owner, in an SPI connection of
+ * its own; returns that column's value, copied into the caller's memory
+ * context.
+ */
+static Datum
+catalog_write_returning(const char *sql, int nargs, Oid *types, Datum *values,
+						const char *nulls, int expected_rc)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Form_pg_attribute att;
+	Datum		value;
+	bool		isnull;
+
+	SPI_connect();
+	catalog_exec(sql, nargs, types, values, nulls, expected_rc);
+	if (SPI_processed != 1)
+		elog(ERROR, "treble_sync catalog statement returned " UINT64_FORMAT " rows, not one: %s",
+			 SPI_processed, sql);
+	att = TupleDescAttr(SPI_tuptable->tupdesc, 0);
+	value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		value = SPI_datumTransfer(value, att->attbyval, att->attlen);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return value;
+}
+
 static const char *table_select =
 "SELECT table_id, name, server_name::pg_catalog.text, remote_schema, remote_table,"
 " local_table::pg_catalog.oid, key_columns, columns, cursor_column, event_column,"
@@ -398,12 +427,9 @@ CatalogEnabledTableIds(const char *server)
 int64
 CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, OIDOID};
 	Datum		values[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	bool		isnull;
-	int64		run_id;
 
 	values[0] = CStringGetTextDatum(cfg->name);
 	values[1] = CStringGetTextDatum(status);
@@ -414,20 +440,14 @@ CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner)
 	values[3] = Int32GetDatum(MyProcPid);
 	values[4] = ObjectIdGetDatum(runner);
 
-	SPI_connect();
-	catalog_exec("INSERT INTO treble_sync.runs"
-				 " (table_name, status, watermark_from, worker_pid, run_by, finished_at, error)"
-				 " VALUES ($1, $2, $3, $4, $5,"
-				 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped' THEN pg_catalog.clock_timestamp() END,"
-				 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped'"
-				 "   THEN 'another cycle of this table is already running' END)"
-				 " RETURNING run_id",
-				 5, types, values, nulls, SPI_OK_INSERT_RETURNING);
-	run_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										 1, &isnull));
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return run_id;
+	return DatumGetInt64(catalog_write_returning("INSERT INTO treble_sync.runs"
+												 " (table_name, status, watermark_from, worker_pid, run_by, finished_at, error)"
+												 " VALUES ($1, $2, $3, $4, $5,"
+												 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped' THEN pg_catalog.clock_timestamp() END,"
+												 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped'"
+												 "   THEN 'another cycle of this table is already running' END)"
+												 " RETURNING run_id",
+												 5, types, values, nulls, SPI_OK_INSERT_RETURNING));
 }
 
 /*
@@ -581,15 +601,12 @@ CatalogRunRow(int64 run_id)
 Datum
 CatalogInsertTable(TableConfig *cfg, Oid owner)
 {
-	CatalogUser saved;
 	Oid			types[21] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
 		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID,
 	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT4OID,
 	TEXTARRAYOID};
 	Datum		values[21];
 	char		nulls[21];
-	Datum		row;
-	bool		isnull;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(cfg->name);
@@ -635,23 +652,16 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 	values[19] = Float4GetDatum((float4) cfg->max_delete_ratio);
 	values[20] = text_array_from_list(cfg->masked_columns);
 
-	saved = CatalogBecomeOwner();
-	SPI_connect();
-	catalog_exec("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
-				 " remote_table, local_table, key_columns, columns, cursor_column,"
-				 " event_column, hot_window, owner, initial_chunk, parallel, mode,"
-				 " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries,"
-				 " max_delete_ratio, mask)"
-				 " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
-				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
-				 " (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($21) c))"
-				 " RETURNING t",
-				 21, types, values, nulls, SPI_OK_INSERT_RETURNING);
-	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	row = SPI_datumTransfer(row, false, -1);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return row;
+	return catalog_write_returning("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
+								   " remote_table, local_table, key_columns, columns, cursor_column,"
+								   " event_column, hot_window, owner, initial_chunk, parallel, mode,"
+								   " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries,"
+								   " max_delete_ratio, mask)"
+								   " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
+								   " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
+								   " (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($21) c))"
+								   " RETURNING t",
+								   21, types, values, nulls, SPI_OK_INSERT_RETURNING);
 }
 
 /* The name of the registration that syncs into this local table, or NULL. */
@@ -911,14 +921,11 @@ CatalogParseCursorKind(const char *name)
 Datum
 CatalogUpdateTable(TableConfig *cfg, bool reset)
 {
-	CatalogUser saved;
 	Oid			types[19] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
 		TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INT4OID, BOOLOID, BOOLOID, TEXTARRAYOID,
 	INT4OID, INT4OID, INT4OID, FLOAT4OID, TEXTARRAYOID};
 	Datum		values[19];
 	char		nulls[19];
-	Datum		row;
-	bool		isnull;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int32GetDatum(cfg->table_id);
@@ -958,26 +965,19 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	values[17] = Float4GetDatum((float4) cfg->max_delete_ratio);
 	values[18] = text_array_from_list(cfg->masked_columns);
 
-	saved = CatalogBecomeOwner();
-	SPI_connect();
 	if (reset)
-		catalog_exec("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
-					 1, types, values, nulls, SPI_OK_DELETE);
-	catalog_exec("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
-				 " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
-				 " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
-				 " columns = $14, login_timeout = $15, query_timeout = $16, max_retries = $17,"
-				 " max_delete_ratio = $18,"
-				 " mask = (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($19) c),"
-				 " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
-				 " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
-				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-				 19, types, values, nulls, SPI_OK_UPDATE_RETURNING);
-	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	row = SPI_datumTransfer(row, false, -1);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return row;
+		catalog_write("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
+					  1, types, values, nulls, SPI_OK_DELETE);
+	return catalog_write_returning("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
+								   " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
+								   " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
+								   " columns = $14, login_timeout = $15, query_timeout = $16, max_retries = $17,"
+								   " max_delete_ratio = $18,"
+								   " mask = (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($19) c),"
+								   " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
+								   " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
+								   " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
+								   19, types, values, nulls, SPI_OK_UPDATE_RETURNING);
 }
 
 /* Unregister a table (remove_table); its run log stays. */
@@ -1108,9 +1108,6 @@ CatalogParseDrift(const char *name)
 Datum
 CatalogSetRemoteColumns(TableConfig *cfg)
 {
-	CatalogUser saved = CatalogBecomeOwner();
-	Datum		row;
-	bool		isnull;
 	Oid			types[8] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, BOOLOID,
 	TEXTOID, FLOAT4OID};
 	Datum		values[8];
@@ -1134,18 +1131,12 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 	values[6] = CStringGetTextDatum(value_name(bad_row_names, cfg->on_bad_row));
 	values[7] = Float4GetDatum((float4) cfg->max_bad_row_ratio);
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.tables AS t SET columns = $4, schema_drift = $5, all_columns = $6,"
-				 " on_bad_row = $7, max_bad_row_ratio = $8,"
-				 " remote_columns = (SELECT pg_catalog.jsonb_object_agg(n, s)"
-				 "  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS x(n, s))"
-				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-				 8, types, values, NULL, SPI_OK_UPDATE_RETURNING);
-	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	row = SPI_datumTransfer(row, false, -1);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return row;
+	return catalog_write_returning("UPDATE treble_sync.tables AS t SET columns = $4, schema_drift = $5, all_columns = $6,"
+								   " on_bad_row = $7, max_bad_row_ratio = $8,"
+								   " remote_columns = (SELECT pg_catalog.jsonb_object_agg(n, s)"
+								   "  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS x(n, s))"
+								   " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
+								   8, types, values, NULL, SPI_OK_UPDATE_RETURNING);
 }
 
 /* A bad-row policy from its catalog name (value_name() gives the name). */
@@ -1238,9 +1229,6 @@ CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
 		INTERVALOID, OIDOID, TEXTOID, INT4OID, FLOAT4OID, TEXTOID};
 	Datum		values[12];
 	char		nulls[12];
-	Datum		row;
-	bool		isnull;
-	CatalogUser saved;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int32GetDatum(table_id);
@@ -1256,19 +1244,12 @@ CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
 	}
 	values[11] = CStringGetTextDatum(severity);
 
-	saved = CatalogBecomeOwner();
-	SPI_connect();
-	catalog_exec("INSERT INTO treble_sync.checks AS c (table_id, kind, columns,"
-				 " min_value, max_value, tolerance, max_age, ref_table, ref_column,"
-				 " last_n, within, severity)"
-				 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::pg_catalog.regclass, $9, $10, $11, $12)"
-				 " RETURNING c",
-				 12, types, values, nulls, SPI_OK_INSERT_RETURNING);
-	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	row = SPI_datumTransfer(row, false, -1);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return row;
+	return catalog_write_returning("INSERT INTO treble_sync.checks AS c (table_id, kind, columns,"
+								   " min_value, max_value, tolerance, max_age, ref_table, ref_column,"
+								   " last_n, within, severity)"
+								   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::pg_catalog.regclass, $9, $10, $11, $12)"
+								   " RETURNING c",
+								   12, types, values, nulls, SPI_OK_INSERT_RETURNING);
 }
 
 /*
