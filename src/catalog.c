@@ -153,6 +153,28 @@ spi_text_or_null(HeapTuple tup, TupleDesc desc, int col)
 }
 
 /*
+ * Set statement parameter i to a text value, or to NULL for a NULL string:
+ * most of the catalog's optional columns are text.
+ */
+static void
+param_text(Datum *values, char *nulls, int i, const char *value)
+{
+	values[i] = value ? CStringGetTextDatum(value) : (Datum) 0;
+	nulls[i] = value ? ' ' : 'n';
+}
+
+/*
+ * Set statement parameter i to a Datum, or to NULL where isnull: for the
+ * optional columns that are not text.
+ */
+static void
+param_datum(Datum *values, char *nulls, int i, Datum value, bool isnull)
+{
+	values[i] = isnull ? (Datum) 0 : value;
+	nulls[i] = isnull ? 'n' : ' ';
+}
+
+/*
  * Run one catalog statement with parameters.  Callers hold an SPI
  * connection; the result stays in SPI_tuptable.
  */
@@ -433,10 +455,7 @@ CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner)
 
 	values[0] = CStringGetTextDatum(cfg->name);
 	values[1] = CStringGetTextDatum(status);
-	if (cfg->watermark)
-		values[2] = CStringGetTextDatum(cfg->watermark);
-	else
-		nulls[2] = 'n';
+	param_text(values, nulls, 2, cfg->watermark);
 	values[3] = Int32GetDatum(MyProcPid);
 	values[4] = ObjectIdGetDatum(runner);
 
@@ -491,18 +510,9 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 
 	values[0] = Int64GetDatum(run_id);
 	values[1] = CStringGetTextDatum(r->status);
-	if (r->watermark_from)
-		values[2] = CStringGetTextDatum(r->watermark_from);
-	else
-		nulls[2] = 'n';
-	if (r->watermark_to)
-		values[3] = CStringGetTextDatum(r->watermark_to);
-	else
-		nulls[3] = 'n';
-	if (r->hot_window_from)
-		values[4] = CStringGetTextDatum(r->hot_window_from);
-	else
-		nulls[4] = 'n';
+	param_text(values, nulls, 2, r->watermark_from);
+	param_text(values, nulls, 3, r->watermark_to);
+	param_text(values, nulls, 4, r->hot_window_from);
 	values[5] = Int64GetDatum(r->rows_pulled);
 	values[6] = Int64GetDatum(r->rows_inserted);
 	values[7] = Int64GetDatum(r->rows_updated);
@@ -611,44 +621,26 @@ CatalogInsertTable(TableConfig *cfg, Oid owner)
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(cfg->name);
 	values[1] = DirectFunctionCall1(namein, CStringGetDatum(cfg->server_name));
-	if (cfg->remote_schema)
-		values[2] = CStringGetTextDatum(cfg->remote_schema);
-	else
-		nulls[2] = 'n';
+	param_text(values, nulls, 2, cfg->remote_schema);
 	values[3] = CStringGetTextDatum(cfg->remote_table);
 	values[4] = ObjectIdGetDatum(cfg->local_relid);
 	values[5] = text_array_from_list(cfg->key_columns);
 	values[6] = text_array_from_list(cfg->columns);
-	if (cfg->cursor_column)
-		values[7] = CStringGetTextDatum(cfg->cursor_column);
-	else
-		nulls[7] = 'n';
-	if (cfg->event_column)
-		values[8] = CStringGetTextDatum(cfg->event_column);
-	else
-		nulls[8] = 'n';
+	param_text(values, nulls, 7, cfg->cursor_column);
+	param_text(values, nulls, 8, cfg->event_column);
 	values[9] = IntervalPGetDatum(cfg->hot_window);
 	values[10] = ObjectIdGetDatum(owner);
-	if (cfg->initial_chunk)
-		values[11] = IntervalPGetDatum(cfg->initial_chunk);
-	else
-		nulls[11] = 'n';
+	param_datum(values, nulls, 11, IntervalPGetDatum(cfg->initial_chunk), cfg->initial_chunk == NULL);
 	values[12] = Int32GetDatum(cfg->parallel);
 	values[13] = CStringGetTextDatum(CatalogModeName(cfg->mode));
 	if (cfg->cursor_kind != CURSOR_NONE)
 		values[14] = CStringGetTextDatum(CatalogCursorKindName(cfg->cursor_kind));
 	else
 		nulls[14] = 'n';
-	if (cfg->cursor_overlap)
-		values[15] = CStringGetTextDatum(cfg->cursor_overlap);
-	else
-		nulls[15] = 'n';
-	values[16] = Int32GetDatum(cfg->login_timeout);
-	nulls[16] = cfg->login_timeout < 0 ? 'n' : ' ';
-	values[17] = Int32GetDatum(cfg->query_timeout);
-	nulls[17] = cfg->query_timeout < 0 ? 'n' : ' ';
-	values[18] = Int32GetDatum(cfg->max_retries);
-	nulls[18] = cfg->max_retries < 0 ? 'n' : ' ';
+	param_text(values, nulls, 15, cfg->cursor_overlap);
+	param_datum(values, nulls, 16, Int32GetDatum(cfg->login_timeout), cfg->login_timeout < 0);
+	param_datum(values, nulls, 17, Int32GetDatum(cfg->query_timeout), cfg->query_timeout < 0);
+	param_datum(values, nulls, 18, Int32GetDatum(cfg->max_retries), cfg->max_retries < 0);
 	values[19] = Float4GetDatum((float4) cfg->max_delete_ratio);
 	values[20] = text_array_from_list(cfg->masked_columns);
 
@@ -939,29 +931,17 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	}
 	else
 		nulls[4] = nulls[5] = 'n';
-	if (cfg->cursor_overlap)
-		values[6] = CStringGetTextDatum(cfg->cursor_overlap);
-	else
-		nulls[6] = 'n';
-	if (cfg->event_column)
-		values[7] = CStringGetTextDatum(cfg->event_column);
-	else
-		nulls[7] = 'n';
+	param_text(values, nulls, 6, cfg->cursor_overlap);
+	param_text(values, nulls, 7, cfg->event_column);
 	values[8] = IntervalPGetDatum(cfg->hot_window);
-	if (cfg->initial_chunk)
-		values[9] = IntervalPGetDatum(cfg->initial_chunk);
-	else
-		nulls[9] = 'n';
+	param_datum(values, nulls, 9, IntervalPGetDatum(cfg->initial_chunk), cfg->initial_chunk == NULL);
 	values[10] = Int32GetDatum(cfg->parallel);
 	values[11] = BoolGetDatum(cfg->enabled);
 	values[12] = BoolGetDatum(reset);
 	values[13] = text_array_from_list(cfg->columns);
-	values[14] = Int32GetDatum(cfg->login_timeout);
-	nulls[14] = cfg->login_timeout < 0 ? 'n' : ' ';
-	values[15] = Int32GetDatum(cfg->query_timeout);
-	nulls[15] = cfg->query_timeout < 0 ? 'n' : ' ';
-	values[16] = Int32GetDatum(cfg->max_retries);
-	nulls[16] = cfg->max_retries < 0 ? 'n' : ' ';
+	param_datum(values, nulls, 14, Int32GetDatum(cfg->login_timeout), cfg->login_timeout < 0);
+	param_datum(values, nulls, 15, Int32GetDatum(cfg->query_timeout), cfg->query_timeout < 0);
+	param_datum(values, nulls, 16, Int32GetDatum(cfg->max_retries), cfg->max_retries < 0);
 	values[17] = Float4GetDatum((float4) cfg->max_delete_ratio);
 	values[18] = text_array_from_list(cfg->masked_columns);
 
@@ -1163,18 +1143,9 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 
 	values[0] = CStringGetTextDatum(cfg->name);
 	values[1] = Int64GetDatum(run_id);
-	if (key)
-		values[2] = CStringGetTextDatum(key);
-	else
-		nulls[2] = 'n';
-	if (column)
-		values[3] = CStringGetTextDatum(column);
-	else
-		nulls[3] = 'n';
-	if (raw)
-		values[4] = CStringGetTextDatum(raw);
-	else
-		nulls[4] = 'n';
+	param_text(values, nulls, 2, key);
+	param_text(values, nulls, 3, column);
+	param_text(values, nulls, 4, raw);
 	values[5] = CStringGetTextDatum(reason);
 
 	SPI_connect();
@@ -1233,15 +1204,10 @@ CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int32GetDatum(table_id);
 	values[1] = CStringGetTextDatum(kind);
-	if (columns != NIL)
-		values[2] = text_array_from_list(columns);
-	else
-		nulls[2] = 'n';
+	param_datum(values, nulls, 2, columns ? text_array_from_list(columns) : (Datum) 0,
+				columns == NIL);
 	for (int i = 0; i < CHECK_NSETTINGS; i++)
-	{
-		values[3 + i] = settings[i].isnull ? (Datum) 0 : settings[i].value;
-		nulls[3 + i] = settings[i].isnull ? 'n' : ' ';
-	}
+		param_datum(values, nulls, 3 + i, settings[i].value, settings[i].isnull);
 	values[11] = CStringGetTextDatum(severity);
 
 	return catalog_write_returning("INSERT INTO treble_sync.checks AS c (table_id, kind, columns,"
