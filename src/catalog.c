@@ -190,18 +190,31 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values,
 
 /*
  * Run one catalog statement that writes, as the extension owner, in an SPI
- * connection of its own.
+ * connection of its own.  Returns the number of rows it processed.
  */
-static void
+static uint64
 catalog_write(const char *sql, int nargs, Oid *types, Datum *values,
 			  const char *nulls, int expected_rc)
 {
 	CatalogUser saved = CatalogBecomeOwner();
+	uint64		processed;
 
 	SPI_connect();
 	catalog_exec(sql, nargs, types, values, nulls, expected_rc);
+	processed = SPI_processed;
 	SPI_finish();
 	CatalogRestoreUser(saved);
+	return processed;
+}
+
+/*
+ * Delete a catalog row by its id ($1 of sql, of the given type), as the
+ * extension owner: the one-parameter form of catalog_write.
+ */
+static void
+catalog_delete_by_id(const char *sql, Oid type, Datum id)
+{
+	catalog_write(sql, 1, &type, &id, NULL, SPI_OK_DELETE);
 }
 
 /*
@@ -477,22 +490,15 @@ CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner)
 int
 CatalogFailStaleRuns(TableConfig *cfg)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(cfg->name)};
-	int			n;
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.runs SET status = 'failed',"
-				 " finished_at = pg_catalog.clock_timestamp(),"
-				 " error = 'interrupted: the process running this cycle ended before it finished (server crash or shutdown); nothing of it was applied'"
-				 " WHERE table_name OPERATOR(pg_catalog.=) $1"
-				 " AND status OPERATOR(pg_catalog.=) 'running'",
-				 1, types, values, NULL, SPI_OK_UPDATE);
-	n = (int) SPI_processed;
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return n;
+	return (int) catalog_write("UPDATE treble_sync.runs SET status = 'failed',"
+							  " finished_at = pg_catalog.clock_timestamp(),"
+							  " error = 'interrupted: the process running this cycle ended before it finished (server crash or shutdown); nothing of it was applied'"
+							  " WHERE table_name OPERATOR(pg_catalog.=) $1"
+							  " AND status OPERATOR(pg_catalog.=) 'running'",
+							  1, types, values, NULL, SPI_OK_UPDATE);
 }
 
 /*
@@ -502,7 +508,6 @@ CatalogFailStaleRuns(TableConfig *cfg)
 void
 CatalogFinishRun(int64 run_id, CycleResult *r)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[12] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
 	Datum		values[12];
@@ -521,47 +526,42 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 	values[10] = Int64GetDatum(r->rows_bad);
 	values[11] = Int64GetDatum(r->rows_null_cursor);
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.runs SET status = $2,"
-				 " finished_at = pg_catalog.clock_timestamp(),"
-				 " watermark_from = $3, watermark_to = $4, hot_window_from = $5,"
-				 " rows_pulled = rows_pulled OPERATOR(pg_catalog.+) $6,"
-				 " rows_inserted = rows_inserted OPERATOR(pg_catalog.+) $7,"
-				 " rows_updated = rows_updated OPERATOR(pg_catalog.+) $8,"
-				 " rows_deleted = rows_deleted OPERATOR(pg_catalog.+) $9,"
-				 " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10,"
-				 " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11,"
-				 " rows_null_cursor = $12"
-				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
-				 12, types, values, nulls, SPI_OK_UPDATE);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("UPDATE treble_sync.runs SET status = $2,"
+				  " finished_at = pg_catalog.clock_timestamp(),"
+				  " watermark_from = $3, watermark_to = $4, hot_window_from = $5,"
+				  " rows_pulled = rows_pulled OPERATOR(pg_catalog.+) $6,"
+				  " rows_inserted = rows_inserted OPERATOR(pg_catalog.+) $7,"
+				  " rows_updated = rows_updated OPERATOR(pg_catalog.+) $8,"
+				  " rows_deleted = rows_deleted OPERATOR(pg_catalog.+) $9,"
+				  " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10,"
+				  " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11,"
+				  " rows_null_cursor = $12"
+				  " WHERE run_id OPERATOR(pg_catalog.=) $1",
+				  12, types, values, nulls, SPI_OK_UPDATE);
 }
 
 /* Record that a cycle failed, with the error text (which holds no secret). */
 void
 CatalogFailRun(int64 run_id, const char *error)
 {
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Datum		values[2] = {Int64GetDatum(run_id), CStringGetTextDatum(error)};
-
 	catalog_write("UPDATE treble_sync.runs SET status = 'failed',"
 				  " finished_at = pg_catalog.clock_timestamp(), error = $2"
 				  " WHERE run_id OPERATOR(pg_catalog.=) $1"
 				  " AND status OPERATOR(pg_catalog.=) 'running'",
-				  2, types, values, NULL, SPI_OK_UPDATE);
+				  2, (Oid[]) {INT8OID, TEXTOID},
+				  (Datum[]) {Int64GetDatum(run_id), CStringGetTextDatum(error)},
+				  NULL, SPI_OK_UPDATE);
 }
 
 /* Advance a table's watermark (the caller guarantees it never goes back). */
 void
 CatalogSetWatermark(int32 table_id, const char *watermark)
 {
-	Oid			types[2] = {INT4OID, TEXTOID};
-	Datum		values[2] = {Int32GetDatum(table_id), CStringGetTextDatum(watermark)};
-
 	catalog_write("UPDATE treble_sync.tables SET watermark = $2"
 				  " WHERE table_id OPERATOR(pg_catalog.=) $1",
-				  2, types, values, NULL, SPI_OK_UPDATE);
+				  2, (Oid[]) {INT4OID, TEXTOID},
+				  (Datum[]) {Int32GetDatum(table_id), CStringGetTextDatum(watermark)},
+				  NULL, SPI_OK_UPDATE);
 }
 
 /* Is this run still marked 'running'? (its worker may have died) */
@@ -964,11 +964,8 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 void
 CatalogDeleteTable(int32 table_id)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(table_id)};
-
-	catalog_write("DELETE FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
-				  1, types, values, NULL, SPI_OK_DELETE);
+	catalog_delete_by_id("DELETE FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
+						 INT4OID, Int32GetDatum(table_id));
 }
 
 /*
@@ -979,7 +976,6 @@ CatalogDeleteTable(int32 table_id)
 void
 CatalogAfterRun(int64 run_id)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[2] = {INT8OID, INTERVALOID};
 	Datum		values[2];
 	char		nulls[2] = {' ', ' '};
@@ -992,10 +988,7 @@ CatalogAfterRun(int64 run_id)
 	else
 		nulls[1] = 'n';
 
-	SPI_connect();
-	catalog_exec("SELECT treble_sync.after_run($1, $2)", 2, types, values, nulls, SPI_OK_SELECT);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("SELECT treble_sync.after_run($1, $2)", 2, types, values, nulls, SPI_OK_SELECT);
 }
 
 /*
@@ -1255,11 +1248,8 @@ CatalogCheckTable(int64 check_id, Oid *owner, char **name)
 void
 CatalogDeleteCheck(int64 check_id)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(check_id)};
-
-	catalog_write("DELETE FROM treble_sync.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
-				  1, types, values, NULL, SPI_OK_DELETE);
+	catalog_delete_by_id("DELETE FROM treble_sync.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
+						 INT8OID, Int64GetDatum(check_id));
 }
 
 /*
