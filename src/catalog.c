@@ -2,7 +2,9 @@
  *
  * catalog.c
  *	  Reading and writing the extension's own tables: treble_sync.tables
- *	  (configuration and watermarks) and treble_sync.runs (the run log).
+ *	  (configuration and watermarks), treble_sync.runs (the run log), the
+ *	  chunks of first loads, the quarantine, the mask salts, quality checks
+ *	  and their results, and verifications.
  *
  * Everyone may read them; only the extension owner may write them.  The
  * functions that write switch to the extension owner for the one statement
@@ -80,8 +82,19 @@ extension_owner(void)
 	return owner;
 }
 
-/* Act as the extension owner until CatalogRestoreUser. */
-CatalogUser
+/* The role and security context to go back to after a catalog write. */
+typedef struct CatalogUser
+{
+	Oid			userid;
+	int			sec_context;
+} CatalogUser;
+
+/*
+ * Act as the extension owner until CatalogRestoreUser: the one way into
+ * the catalog's tables with the rights to write them, kept inside this
+ * file so that no other file writes them.
+ */
+static CatalogUser
 CatalogBecomeOwner(void)
 {
 	CatalogUser saved;
@@ -92,7 +105,8 @@ CatalogBecomeOwner(void)
 	return saved;
 }
 
-void
+/* Back to the role CatalogBecomeOwner saved. */
+static void
 CatalogRestoreUser(CatalogUser saved)
 {
 	SetUserIdAndSecContext(saved.userid, saved.sec_context);
@@ -139,6 +153,28 @@ spi_text_or_null(HeapTuple tup, TupleDesc desc, int col)
 }
 
 /*
+ * Set statement parameter i to a text value, or to NULL for a NULL string:
+ * most of the catalog's optional columns are text.
+ */
+static void
+param_text(Datum *values, char *nulls, int i, const char *value)
+{
+	values[i] = value ? CStringGetTextDatum(value) : (Datum) 0;
+	nulls[i] = value ? ' ' : 'n';
+}
+
+/*
+ * Set statement parameter i to a Datum, or to NULL where isnull: for the
+ * optional columns that are not text.
+ */
+static void
+param_datum(Datum *values, char *nulls, int i, Datum value, bool isnull)
+{
+	values[i] = isnull ? (Datum) 0 : value;
+	nulls[i] = isnull ? 'n' : ' ';
+}
+
+/*
  * Run one catalog statement with parameters.  Callers hold an SPI
  * connection; the result stays in SPI_tuptable.
  */
@@ -154,18 +190,60 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values,
 
 /*
  * Run one catalog statement that writes, as the extension owner, in an SPI
- * connection of its own.
+ * connection of its own.  Returns the number of rows it processed.
  */
-static void
+static uint64
 catalog_write(const char *sql, int nargs, Oid *types, Datum *values,
 			  const char *nulls, int expected_rc)
 {
 	CatalogUser saved = CatalogBecomeOwner();
+	uint64		processed;
 
 	SPI_connect();
 	catalog_exec(sql, nargs, types, values, nulls, expected_rc);
+	processed = SPI_processed;
 	SPI_finish();
 	CatalogRestoreUser(saved);
+	return processed;
+}
+
+/*
+ * Delete a catalog row by its id ($1 of sql, of the given type), as the
+ * extension owner: the one-parameter form of catalog_write.
+ */
+static void
+catalog_delete_by_id(const char *sql, Oid type, Datum id)
+{
+	catalog_write(sql, 1, &type, &id, NULL, SPI_OK_DELETE);
+}
+
+/*
+ * Run one catalog statement that writes and returns one row (a RETURNING
+ * list of one column), as the extension owner, in an SPI connection of
+ * its own; returns that column's value, copied into the caller's memory
+ * context.
+ */
+static Datum
+catalog_write_returning(const char *sql, int nargs, Oid *types, Datum *values,
+						const char *nulls, int expected_rc)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Form_pg_attribute att;
+	Datum		value;
+	bool		isnull;
+
+	SPI_connect();
+	catalog_exec(sql, nargs, types, values, nulls, expected_rc);
+	if (SPI_processed != 1)
+		elog(ERROR, "treble_sync catalog statement returned " UINT64_FORMAT " rows, not one: %s",
+			 SPI_processed, sql);
+	att = TupleDescAttr(SPI_tuptable->tupdesc, 0);
+	value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		value = SPI_datumTransfer(value, att->attbyval, att->attlen);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return value;
 }
 
 static const char *table_select =
@@ -384,36 +462,24 @@ CatalogEnabledTableIds(const char *server)
 int64
 CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, OIDOID};
 	Datum		values[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	bool		isnull;
-	int64		run_id;
 
 	values[0] = CStringGetTextDatum(cfg->name);
 	values[1] = CStringGetTextDatum(status);
-	if (cfg->watermark)
-		values[2] = CStringGetTextDatum(cfg->watermark);
-	else
-		nulls[2] = 'n';
+	param_text(values, nulls, 2, cfg->watermark);
 	values[3] = Int32GetDatum(MyProcPid);
 	values[4] = ObjectIdGetDatum(runner);
 
-	SPI_connect();
-	catalog_exec("INSERT INTO treble_sync.runs"
-				 " (table_name, status, watermark_from, worker_pid, run_by, finished_at, error)"
-				 " VALUES ($1, $2, $3, $4, $5,"
-				 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped' THEN pg_catalog.clock_timestamp() END,"
-				 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped'"
-				 "   THEN 'another cycle of this table is already running' END)"
-				 " RETURNING run_id",
-				 5, types, values, nulls, SPI_OK_INSERT_RETURNING);
-	run_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										 1, &isnull));
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return run_id;
+	return DatumGetInt64(catalog_write_returning("INSERT INTO treble_sync.runs"
+												 " (table_name, status, watermark_from, worker_pid, run_by, finished_at, error)"
+												 " VALUES ($1, $2, $3, $4, $5,"
+												 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped' THEN pg_catalog.clock_timestamp() END,"
+												 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped'"
+												 "   THEN 'another cycle of this table is already running' END)"
+												 " RETURNING run_id",
+												 5, types, values, nulls, SPI_OK_INSERT_RETURNING));
 }
 
 /*
@@ -424,22 +490,15 @@ CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner)
 int
 CatalogFailStaleRuns(TableConfig *cfg)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(cfg->name)};
-	int			n;
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.runs SET status = 'failed',"
-				 " finished_at = pg_catalog.clock_timestamp(),"
-				 " error = 'interrupted: the process running this cycle ended before it finished (server crash or shutdown); nothing of it was applied'"
-				 " WHERE table_name OPERATOR(pg_catalog.=) $1"
-				 " AND status OPERATOR(pg_catalog.=) 'running'",
-				 1, types, values, NULL, SPI_OK_UPDATE);
-	n = (int) SPI_processed;
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return n;
+	return (int) catalog_write("UPDATE treble_sync.runs SET status = 'failed',"
+							  " finished_at = pg_catalog.clock_timestamp(),"
+							  " error = 'interrupted: the process running this cycle ended before it finished (server crash or shutdown); nothing of it was applied'"
+							  " WHERE table_name OPERATOR(pg_catalog.=) $1"
+							  " AND status OPERATOR(pg_catalog.=) 'running'",
+							  1, types, values, NULL, SPI_OK_UPDATE);
 }
 
 /*
@@ -449,7 +508,6 @@ CatalogFailStaleRuns(TableConfig *cfg)
 void
 CatalogFinishRun(int64 run_id, CycleResult *r)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[12] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
 	Datum		values[12];
@@ -457,18 +515,9 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 
 	values[0] = Int64GetDatum(run_id);
 	values[1] = CStringGetTextDatum(r->status);
-	if (r->watermark_from)
-		values[2] = CStringGetTextDatum(r->watermark_from);
-	else
-		nulls[2] = 'n';
-	if (r->watermark_to)
-		values[3] = CStringGetTextDatum(r->watermark_to);
-	else
-		nulls[3] = 'n';
-	if (r->hot_window_from)
-		values[4] = CStringGetTextDatum(r->hot_window_from);
-	else
-		nulls[4] = 'n';
+	param_text(values, nulls, 2, r->watermark_from);
+	param_text(values, nulls, 3, r->watermark_to);
+	param_text(values, nulls, 4, r->hot_window_from);
 	values[5] = Int64GetDatum(r->rows_pulled);
 	values[6] = Int64GetDatum(r->rows_inserted);
 	values[7] = Int64GetDatum(r->rows_updated);
@@ -477,47 +526,42 @@ CatalogFinishRun(int64 run_id, CycleResult *r)
 	values[10] = Int64GetDatum(r->rows_bad);
 	values[11] = Int64GetDatum(r->rows_null_cursor);
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.runs SET status = $2,"
-				 " finished_at = pg_catalog.clock_timestamp(),"
-				 " watermark_from = $3, watermark_to = $4, hot_window_from = $5,"
-				 " rows_pulled = rows_pulled OPERATOR(pg_catalog.+) $6,"
-				 " rows_inserted = rows_inserted OPERATOR(pg_catalog.+) $7,"
-				 " rows_updated = rows_updated OPERATOR(pg_catalog.+) $8,"
-				 " rows_deleted = rows_deleted OPERATOR(pg_catalog.+) $9,"
-				 " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10,"
-				 " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11,"
-				 " rows_null_cursor = $12"
-				 " WHERE run_id OPERATOR(pg_catalog.=) $1",
-				 12, types, values, nulls, SPI_OK_UPDATE);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("UPDATE treble_sync.runs SET status = $2,"
+				  " finished_at = pg_catalog.clock_timestamp(),"
+				  " watermark_from = $3, watermark_to = $4, hot_window_from = $5,"
+				  " rows_pulled = rows_pulled OPERATOR(pg_catalog.+) $6,"
+				  " rows_inserted = rows_inserted OPERATOR(pg_catalog.+) $7,"
+				  " rows_updated = rows_updated OPERATOR(pg_catalog.+) $8,"
+				  " rows_deleted = rows_deleted OPERATOR(pg_catalog.+) $9,"
+				  " bytes_pulled = bytes_pulled OPERATOR(pg_catalog.+) $10,"
+				  " rows_bad = rows_bad OPERATOR(pg_catalog.+) $11,"
+				  " rows_null_cursor = $12"
+				  " WHERE run_id OPERATOR(pg_catalog.=) $1",
+				  12, types, values, nulls, SPI_OK_UPDATE);
 }
 
 /* Record that a cycle failed, with the error text (which holds no secret). */
 void
 CatalogFailRun(int64 run_id, const char *error)
 {
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Datum		values[2] = {Int64GetDatum(run_id), CStringGetTextDatum(error)};
-
 	catalog_write("UPDATE treble_sync.runs SET status = 'failed',"
 				  " finished_at = pg_catalog.clock_timestamp(), error = $2"
 				  " WHERE run_id OPERATOR(pg_catalog.=) $1"
 				  " AND status OPERATOR(pg_catalog.=) 'running'",
-				  2, types, values, NULL, SPI_OK_UPDATE);
+				  2, (Oid[]) {INT8OID, TEXTOID},
+				  (Datum[]) {Int64GetDatum(run_id), CStringGetTextDatum(error)},
+				  NULL, SPI_OK_UPDATE);
 }
 
 /* Advance a table's watermark (the caller guarantees it never goes back). */
 void
 CatalogSetWatermark(int32 table_id, const char *watermark)
 {
-	Oid			types[2] = {INT4OID, TEXTOID};
-	Datum		values[2] = {Int32GetDatum(table_id), CStringGetTextDatum(watermark)};
-
 	catalog_write("UPDATE treble_sync.tables SET watermark = $2"
 				  " WHERE table_id OPERATOR(pg_catalog.=) $1",
-				  2, types, values, NULL, SPI_OK_UPDATE);
+				  2, (Oid[]) {INT4OID, TEXTOID},
+				  (Datum[]) {Int32GetDatum(table_id), CStringGetTextDatum(watermark)},
+				  NULL, SPI_OK_UPDATE);
 }
 
 /* Is this run still marked 'running'? (its worker may have died) */
@@ -567,77 +611,49 @@ CatalogRunRow(int64 run_id)
 Datum
 CatalogInsertTable(TableConfig *cfg, Oid owner)
 {
-	CatalogUser saved;
 	Oid			types[21] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
 		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID,
 	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT4OID,
 	TEXTARRAYOID};
 	Datum		values[21];
 	char		nulls[21];
-	Datum		row;
-	bool		isnull;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(cfg->name);
 	values[1] = DirectFunctionCall1(namein, CStringGetDatum(cfg->server_name));
-	if (cfg->remote_schema)
-		values[2] = CStringGetTextDatum(cfg->remote_schema);
-	else
-		nulls[2] = 'n';
+	param_text(values, nulls, 2, cfg->remote_schema);
 	values[3] = CStringGetTextDatum(cfg->remote_table);
 	values[4] = ObjectIdGetDatum(cfg->local_relid);
 	values[5] = text_array_from_list(cfg->key_columns);
 	values[6] = text_array_from_list(cfg->columns);
-	if (cfg->cursor_column)
-		values[7] = CStringGetTextDatum(cfg->cursor_column);
-	else
-		nulls[7] = 'n';
-	if (cfg->event_column)
-		values[8] = CStringGetTextDatum(cfg->event_column);
-	else
-		nulls[8] = 'n';
+	param_text(values, nulls, 7, cfg->cursor_column);
+	param_text(values, nulls, 8, cfg->event_column);
 	values[9] = IntervalPGetDatum(cfg->hot_window);
 	values[10] = ObjectIdGetDatum(owner);
-	if (cfg->initial_chunk)
-		values[11] = IntervalPGetDatum(cfg->initial_chunk);
-	else
-		nulls[11] = 'n';
+	param_datum(values, nulls, 11, IntervalPGetDatum(cfg->initial_chunk), cfg->initial_chunk == NULL);
 	values[12] = Int32GetDatum(cfg->parallel);
 	values[13] = CStringGetTextDatum(CatalogModeName(cfg->mode));
 	if (cfg->cursor_kind != CURSOR_NONE)
 		values[14] = CStringGetTextDatum(CatalogCursorKindName(cfg->cursor_kind));
 	else
 		nulls[14] = 'n';
-	if (cfg->cursor_overlap)
-		values[15] = CStringGetTextDatum(cfg->cursor_overlap);
-	else
-		nulls[15] = 'n';
-	values[16] = Int32GetDatum(cfg->login_timeout);
-	nulls[16] = cfg->login_timeout < 0 ? 'n' : ' ';
-	values[17] = Int32GetDatum(cfg->query_timeout);
-	nulls[17] = cfg->query_timeout < 0 ? 'n' : ' ';
-	values[18] = Int32GetDatum(cfg->max_retries);
-	nulls[18] = cfg->max_retries < 0 ? 'n' : ' ';
+	param_text(values, nulls, 15, cfg->cursor_overlap);
+	param_datum(values, nulls, 16, Int32GetDatum(cfg->login_timeout), cfg->login_timeout < 0);
+	param_datum(values, nulls, 17, Int32GetDatum(cfg->query_timeout), cfg->query_timeout < 0);
+	param_datum(values, nulls, 18, Int32GetDatum(cfg->max_retries), cfg->max_retries < 0);
 	values[19] = Float4GetDatum((float4) cfg->max_delete_ratio);
 	values[20] = text_array_from_list(cfg->masked_columns);
 
-	saved = CatalogBecomeOwner();
-	SPI_connect();
-	catalog_exec("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
-				 " remote_table, local_table, key_columns, columns, cursor_column,"
-				 " event_column, hot_window, owner, initial_chunk, parallel, mode,"
-				 " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries,"
-				 " max_delete_ratio, mask)"
-				 " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
-				 " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
-				 " (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($21) c))"
-				 " RETURNING t",
-				 21, types, values, nulls, SPI_OK_INSERT_RETURNING);
-	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	row = SPI_datumTransfer(row, false, -1);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return row;
+	return catalog_write_returning("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
+								   " remote_table, local_table, key_columns, columns, cursor_column,"
+								   " event_column, hot_window, owner, initial_chunk, parallel, mode,"
+								   " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries,"
+								   " max_delete_ratio, mask)"
+								   " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
+								   " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
+								   " (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($21) c))"
+								   " RETURNING t",
+								   21, types, values, nulls, SPI_OK_INSERT_RETURNING);
 }
 
 /* The name of the registration that syncs into this local table, or NULL. */
@@ -897,14 +913,11 @@ CatalogParseCursorKind(const char *name)
 Datum
 CatalogUpdateTable(TableConfig *cfg, bool reset)
 {
-	CatalogUser saved;
 	Oid			types[19] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
 		TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INT4OID, BOOLOID, BOOLOID, TEXTARRAYOID,
 	INT4OID, INT4OID, INT4OID, FLOAT4OID, TEXTARRAYOID};
 	Datum		values[19];
 	char		nulls[19];
-	Datum		row;
-	bool		isnull;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int32GetDatum(cfg->table_id);
@@ -918,63 +931,41 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	}
 	else
 		nulls[4] = nulls[5] = 'n';
-	if (cfg->cursor_overlap)
-		values[6] = CStringGetTextDatum(cfg->cursor_overlap);
-	else
-		nulls[6] = 'n';
-	if (cfg->event_column)
-		values[7] = CStringGetTextDatum(cfg->event_column);
-	else
-		nulls[7] = 'n';
+	param_text(values, nulls, 6, cfg->cursor_overlap);
+	param_text(values, nulls, 7, cfg->event_column);
 	values[8] = IntervalPGetDatum(cfg->hot_window);
-	if (cfg->initial_chunk)
-		values[9] = IntervalPGetDatum(cfg->initial_chunk);
-	else
-		nulls[9] = 'n';
+	param_datum(values, nulls, 9, IntervalPGetDatum(cfg->initial_chunk), cfg->initial_chunk == NULL);
 	values[10] = Int32GetDatum(cfg->parallel);
 	values[11] = BoolGetDatum(cfg->enabled);
 	values[12] = BoolGetDatum(reset);
 	values[13] = text_array_from_list(cfg->columns);
-	values[14] = Int32GetDatum(cfg->login_timeout);
-	nulls[14] = cfg->login_timeout < 0 ? 'n' : ' ';
-	values[15] = Int32GetDatum(cfg->query_timeout);
-	nulls[15] = cfg->query_timeout < 0 ? 'n' : ' ';
-	values[16] = Int32GetDatum(cfg->max_retries);
-	nulls[16] = cfg->max_retries < 0 ? 'n' : ' ';
+	param_datum(values, nulls, 14, Int32GetDatum(cfg->login_timeout), cfg->login_timeout < 0);
+	param_datum(values, nulls, 15, Int32GetDatum(cfg->query_timeout), cfg->query_timeout < 0);
+	param_datum(values, nulls, 16, Int32GetDatum(cfg->max_retries), cfg->max_retries < 0);
 	values[17] = Float4GetDatum((float4) cfg->max_delete_ratio);
 	values[18] = text_array_from_list(cfg->masked_columns);
 
-	saved = CatalogBecomeOwner();
-	SPI_connect();
 	if (reset)
-		catalog_exec("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
-					 1, types, values, nulls, SPI_OK_DELETE);
-	catalog_exec("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
-				 " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
-				 " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
-				 " columns = $14, login_timeout = $15, query_timeout = $16, max_retries = $17,"
-				 " max_delete_ratio = $18,"
-				 " mask = (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($19) c),"
-				 " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
-				 " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
-				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-				 19, types, values, nulls, SPI_OK_UPDATE_RETURNING);
-	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	row = SPI_datumTransfer(row, false, -1);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return row;
+		catalog_write("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
+					  1, types, values, nulls, SPI_OK_DELETE);
+	return catalog_write_returning("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
+								   " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
+								   " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
+								   " columns = $14, login_timeout = $15, query_timeout = $16, max_retries = $17,"
+								   " max_delete_ratio = $18,"
+								   " mask = (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($19) c),"
+								   " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
+								   " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
+								   " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
+								   19, types, values, nulls, SPI_OK_UPDATE_RETURNING);
 }
 
 /* Unregister a table (remove_table); its run log stays. */
 void
 CatalogDeleteTable(int32 table_id)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(table_id)};
-
-	catalog_write("DELETE FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
-				  1, types, values, NULL, SPI_OK_DELETE);
+	catalog_delete_by_id("DELETE FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
+						 INT4OID, Int32GetDatum(table_id));
 }
 
 /*
@@ -985,7 +976,6 @@ CatalogDeleteTable(int32 table_id)
 void
 CatalogAfterRun(int64 run_id)
 {
-	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[2] = {INT8OID, INTERVALOID};
 	Datum		values[2];
 	char		nulls[2] = {' ', ' '};
@@ -998,10 +988,7 @@ CatalogAfterRun(int64 run_id)
 	else
 		nulls[1] = 'n';
 
-	SPI_connect();
-	catalog_exec("SELECT treble_sync.after_run($1, $2)", 2, types, values, nulls, SPI_OK_SELECT);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	catalog_write("SELECT treble_sync.after_run($1, $2)", 2, types, values, nulls, SPI_OK_SELECT);
 }
 
 /*
@@ -1094,9 +1081,6 @@ CatalogParseDrift(const char *name)
 Datum
 CatalogSetRemoteColumns(TableConfig *cfg)
 {
-	CatalogUser saved = CatalogBecomeOwner();
-	Datum		row;
-	bool		isnull;
 	Oid			types[8] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, BOOLOID,
 	TEXTOID, FLOAT4OID};
 	Datum		values[8];
@@ -1120,18 +1104,12 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 	values[6] = CStringGetTextDatum(value_name(bad_row_names, cfg->on_bad_row));
 	values[7] = Float4GetDatum((float4) cfg->max_bad_row_ratio);
 
-	SPI_connect();
-	catalog_exec("UPDATE treble_sync.tables AS t SET columns = $4, schema_drift = $5, all_columns = $6,"
-				 " on_bad_row = $7, max_bad_row_ratio = $8,"
-				 " remote_columns = (SELECT pg_catalog.jsonb_object_agg(n, s)"
-				 "  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS x(n, s))"
-				 " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-				 8, types, values, NULL, SPI_OK_UPDATE_RETURNING);
-	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	row = SPI_datumTransfer(row, false, -1);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	return row;
+	return catalog_write_returning("UPDATE treble_sync.tables AS t SET columns = $4, schema_drift = $5, all_columns = $6,"
+								   " on_bad_row = $7, max_bad_row_ratio = $8,"
+								   " remote_columns = (SELECT pg_catalog.jsonb_object_agg(n, s)"
+								   "  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS x(n, s))"
+								   " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
+								   8, types, values, NULL, SPI_OK_UPDATE_RETURNING);
 }
 
 /* A bad-row policy from its catalog name (value_name() gives the name). */
@@ -1158,18 +1136,9 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 
 	values[0] = CStringGetTextDatum(cfg->name);
 	values[1] = Int64GetDatum(run_id);
-	if (key)
-		values[2] = CStringGetTextDatum(key);
-	else
-		nulls[2] = 'n';
-	if (column)
-		values[3] = CStringGetTextDatum(column);
-	else
-		nulls[3] = 'n';
-	if (raw)
-		values[4] = CStringGetTextDatum(raw);
-	else
-		nulls[4] = 'n';
+	param_text(values, nulls, 2, key);
+	param_text(values, nulls, 3, column);
+	param_text(values, nulls, 4, raw);
 	values[5] = CStringGetTextDatum(reason);
 
 	SPI_connect();
@@ -1189,4 +1158,113 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 					 6, types, values, nulls, SPI_OK_INSERT);
 	SPI_finish();
 	CatalogRestoreUser(saved);
+}
+
+/*
+ * Record the results of a run's quality checks (json: the rows of
+ * treble_sync.run_checks(), as a JSON array) in treble_sync.check_results.
+ */
+void
+CatalogInsertCheckResults(int64 run_id, const char *table_name, const char *json)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3] = {Int64GetDatum(run_id), CStringGetTextDatum(table_name),
+	CStringGetTextDatum(json)};
+
+	catalog_write("INSERT INTO treble_sync.check_results"
+				  " (run_id, check_id, table_name, kind, severity, passed, observed, failing_keys)"
+				  " SELECT $1, x.check_id, $2, x.kind, x.severity, x.passed, x.observed, x.failing_keys"
+				  " FROM pg_catalog.jsonb_to_recordset($3::pg_catalog.jsonb) AS x(check_id bigint,"
+				  " kind pg_catalog.text, severity pg_catalog.text, passed boolean,"
+				  " observed pg_catalog.text, failing_keys pg_catalog.text[])",
+				  3, types, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * Declare a quality check of a registration (add_check, which has
+ * validated it and filled in the defaults).  columns may be NIL; settings
+ * are indexed by CheckSetting.  Returns the new treble_sync.checks row.
+ */
+Datum
+CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
+				   const NullableDatum settings[CHECK_NSETTINGS], const char *severity)
+{
+	Oid			types[12] = {INT4OID, TEXTOID, TEXTARRAYOID, NUMERICOID, NUMERICOID, FLOAT4OID,
+		INTERVALOID, OIDOID, TEXTOID, INT4OID, FLOAT4OID, TEXTOID};
+	Datum		values[12];
+	char		nulls[12];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int32GetDatum(table_id);
+	values[1] = CStringGetTextDatum(kind);
+	param_datum(values, nulls, 2, columns ? text_array_from_list(columns) : (Datum) 0,
+				columns == NIL);
+	for (int i = 0; i < CHECK_NSETTINGS; i++)
+		param_datum(values, nulls, 3 + i, settings[i].value, settings[i].isnull);
+	values[11] = CStringGetTextDatum(severity);
+
+	return catalog_write_returning("INSERT INTO treble_sync.checks AS c (table_id, kind, columns,"
+								   " min_value, max_value, tolerance, max_age, ref_table, ref_column,"
+								   " last_n, within, severity)"
+								   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::pg_catalog.regclass, $9, $10, $11, $12)"
+								   " RETURNING c",
+								   12, types, values, nulls, SPI_OK_INSERT_RETURNING);
+}
+
+/*
+ * The registration a check belongs to: its owner and name (in the
+ * caller's memory context), for drop_check's permission check.  False if
+ * there is no such check.
+ */
+bool
+CatalogCheckTable(int64 check_id, Oid *owner, char **name)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(check_id)};
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		found;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT t.owner::pg_catalog.oid, t.name FROM treble_sync.checks c"
+							  " JOIN treble_sync.tables t ON t.table_id OPERATOR(pg_catalog.=) c.table_id"
+							  " WHERE c.check_id OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look the check up");
+	found = SPI_processed == 1;
+	if (found)
+	{
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		*name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return found;
+}
+
+/* Remove a check (drop_check, which has checked the caller may). */
+void
+CatalogDeleteCheck(int64 check_id)
+{
+	catalog_delete_by_id("DELETE FROM treble_sync.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
+						 INT8OID, Int64GetDatum(check_id));
+}
+
+/*
+ * Record a verification's outcome (verify()): the cut it compared at, how
+ * many days it compared and how many did not match.
+ */
+void
+CatalogRecordVerification(const char *table_name, const char *cut, int days,
+						  int mismatched, bool checksum)
+{
+	Oid			types[5] = {TEXTOID, TEXTOID, INT4OID, INT4OID, BOOLOID};
+	Datum		values[5] = {CStringGetTextDatum(table_name), CStringGetTextDatum(cut),
+		Int32GetDatum(days), Int32GetDatum(mismatched), BoolGetDatum(checksum)};
+
+	catalog_write("INSERT INTO treble_sync.verifications"
+				  " (table_name, cut, days, mismatched_days, checksum) VALUES ($1, $2, $3, $4, $5)",
+				  5, types, values, NULL, SPI_OK_INSERT);
 }

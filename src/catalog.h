@@ -2,10 +2,11 @@
  *
  * catalog.h
  *	  Reading and writing the extension's tables: registrations, the run
- *	  log, chunked loads, quarantine, check results (catalog.c).
+ *	  log, chunked loads, quarantine, the mask salt, quality checks and
+ *	  their results, verifications (catalog.c).
  *
- * Every write runs as the extension's owner; callers never spell a
- * catalog table's SQL themselves.
+ * Every write runs as the extension's owner, and only catalog.c switches
+ * to it; callers never spell a catalog table's SQL themselves.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,14 +19,25 @@
 
 #include "treble_sync.h"
 
-typedef struct CatalogUser
+/*
+ * The settings of a quality check, in add_check()'s order of arguments
+ * (its arguments 4 to 11): min and max (numeric), tolerance (real),
+ * max_age (interval), ref_table (regclass), ref_column (text), last_n
+ * (integer), within (real).
+ */
+typedef enum CheckSetting
 {
-	Oid			userid;
-	int			sec_context;
-} CatalogUser;
+	CHECK_MIN_VALUE,
+	CHECK_MAX_VALUE,
+	CHECK_TOLERANCE,
+	CHECK_MAX_AGE,
+	CHECK_REF_TABLE,
+	CHECK_REF_COLUMN,
+	CHECK_LAST_N,
+	CHECK_WITHIN,
+	CHECK_NSETTINGS
+} CheckSetting;
 
-extern CatalogUser CatalogBecomeOwner(void);
-extern void CatalogRestoreUser(CatalogUser saved);
 extern TableConfig *CatalogGetTable(const char *name, bool missing_ok);
 extern TableConfig *CatalogGetTableArg(FunctionCallInfo fcinfo, int argno);
 extern TableConfig *CatalogGetTableById(int32 table_id);
@@ -58,5 +70,13 @@ extern void CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
 							  const char *column, const char *raw, const char *reason);
 extern BadRowPolicy CatalogParseBadRow(const char *name);
 extern DriftPolicy CatalogParseDrift(const char *name);
+extern void CatalogInsertCheckResults(int64 run_id, const char *table_name, const char *json);
+extern Datum CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
+								const NullableDatum settings[CHECK_NSETTINGS],
+								const char *severity);
+extern bool CatalogCheckTable(int64 check_id, Oid *owner, char **name);
+extern void CatalogDeleteCheck(int64 check_id);
+extern void CatalogRecordVerification(const char *table_name, const char *cut, int days,
+									  int mismatched, bool checksum);
 
 #endif							/* TREBLE_SYNC_CATALOG_H */

@@ -5,12 +5,13 @@
  *	  them inside a cycle's transaction before it commits.
  *
  * The checks themselves are evaluated by treble_sync.run_checks() (SQL, in
- * the install script), as the role running the cycle.  This file records
- * their results in treble_sync.check_results and decides: a failing check
- * of severity 'error' fails the cycle, so the copy and the watermark stay
- * as they were (consumers see old but correct data), and its results are
- * recorded with the failed run; a failing 'warn' check is recorded and
- * the cycle commits with the warning in its run row.
+ * the install script), as the role running the cycle.  This file has
+ * their results recorded in treble_sync.check_results and decides: a
+ * failing check of severity 'error' fails the cycle, so the copy and the
+ * watermark stay as they were (consumers see old but correct data), and
+ * its results are recorded with the failed run; a failing 'warn' check is
+ * recorded and the cycle commits with the warning in its run row.  The
+ * catalog's rows (checks, results) are read and written by catalog.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,28 +30,6 @@
 #include "catalog.h"
 #include "checks.h"
 #include "security.h"
-
-/* Insert the results of a run (JSON from run_checks) as the extension owner. */
-static void
-record_results(int64 run_id, const char *table_name, const char *json)
-{
-	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
-	Datum		values[3] = {Int64GetDatum(run_id), CStringGetTextDatum(table_name),
-	CStringGetTextDatum(json)};
-
-	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO treble_sync.check_results"
-							  " (run_id, check_id, table_name, kind, severity, passed, observed, failing_keys)"
-							  " SELECT $1, x.check_id, $2, x.kind, x.severity, x.passed, x.observed, x.failing_keys"
-							  " FROM pg_catalog.jsonb_to_recordset($3::pg_catalog.jsonb) AS x(check_id bigint,"
-							  " kind pg_catalog.text, severity pg_catalog.text, passed boolean,"
-							  " observed pg_catalog.text, failing_keys pg_catalog.text[])",
-							  3, types, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the check results of run %lld", (long long) run_id);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-}
 
 /*
  * Run the table's checks after the cycle applied its changes, in its
@@ -104,7 +83,7 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 				 errdetail("Nothing of this cycle was applied: the copy and the watermark are as before."),
 				 errhint("See treble_sync.check_results for the failing keys.")));
 	}
-	record_results(result->run_id, cfg->name, json);
+	CatalogInsertCheckResults(result->run_id, cfg->name, json);
 	if (warnings)				/* after those the cycle itself gave */
 		result->warnings = result->warnings ?
 			psprintf("%s; %s", result->warnings, warnings) : warnings;
@@ -119,7 +98,7 @@ void
 ChecksRecordFailed(int64 run_id, const char *table_name, const char *json)
 {
 	if (json != NULL)
-		record_results(run_id, table_name, json);
+		CatalogInsertCheckResults(run_id, table_name, json);
 }
 
 /* Error unless a column exists in the local table. */
@@ -147,13 +126,7 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 	char	   *severity;
 	List	   *columns = NIL;
 	ListCell   *lc;
-	CatalogUser saved;
-	Oid			types[12] = {INT4OID, TEXTOID, TEXTARRAYOID, NUMERICOID, NUMERICOID, FLOAT4OID,
-		INTERVALOID, OIDOID, TEXTOID, INT4OID, FLOAT4OID, TEXTOID};
-	Datum		values[12];
-	char		nulls[12];
-	Datum		row;
-	bool		isnull;
+	NullableDatum settings[CHECK_NSETTINGS];
 	Datum	   *elems;
 	bool	   *enulls;
 	int			n;
@@ -238,56 +211,20 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 				 errmsg("kind must be freshness, unique, range, not_null, references or volume, not \"%s\"",
 						kind)));
 
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = Int32GetDatum(cfg->table_id);
-	values[1] = CStringGetTextDatum(kind);
-	if (columns != NIL)
+	/* the settings are arguments 4 to 11, in CheckSetting's order */
+	for (int i = 0; i < CHECK_NSETTINGS; i++)
 	{
-		Datum	   *arr = palloc(sizeof(Datum) * list_length(columns));
-		int			i = 0;
+		settings[i].isnull = PG_ARGISNULL(4 + i);
+		settings[i].value = settings[i].isnull ? (Datum) 0 : PG_GETARG_DATUM(4 + i);
+	}
+	if (settings[CHECK_TOLERANCE].isnull)
+		settings[CHECK_TOLERANCE] = (NullableDatum) {Float4GetDatum(0), false};
+	if (settings[CHECK_LAST_N].isnull)
+		settings[CHECK_LAST_N] = (NullableDatum) {Int32GetDatum(10), false};
+	if (settings[CHECK_WITHIN].isnull)
+		settings[CHECK_WITHIN] = (NullableDatum) {Float4GetDatum(0.5), false};
 
-		foreach(lc, columns)
-			arr[i++] = CStringGetTextDatum(lfirst(lc));
-		values[2] = PointerGetDatum(construct_array(arr, i, TEXTOID, -1, false, TYPALIGN_INT));
-	}
-	else
-		nulls[2] = 'n';
-	for (int a = 4; a <= 11; a++)
-	{
-		nulls[a - 1] = PG_ARGISNULL(a) ? 'n' : ' ';
-		values[a - 1] = PG_ARGISNULL(a) ? (Datum) 0 : PG_GETARG_DATUM(a);
-	}
-	values[11] = CStringGetTextDatum(severity);
-	if (nulls[5] == 'n')
-	{
-		nulls[5] = ' ';
-		values[5] = Float4GetDatum(0);
-	}
-	if (nulls[9] == 'n')
-	{
-		nulls[9] = ' ';
-		values[9] = Int32GetDatum(10);
-	}
-	if (nulls[10] == 'n')
-	{
-		nulls[10] = ' ';
-		values[10] = Float4GetDatum(0.5);
-	}
-
-	saved = CatalogBecomeOwner();
-	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO treble_sync.checks AS c (table_id, kind, columns,"
-							  " min_value, max_value, tolerance, max_age, ref_table, ref_column,"
-							  " last_n, within, severity)"
-							  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::pg_catalog.regclass, $9, $10, $11, $12)"
-							  " RETURNING c",
-							  12, types, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not add the check");
-	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	row = SPI_datumTransfer(row, false, -1);
-	SPI_finish();
-	CatalogRestoreUser(saved);
-	PG_RETURN_DATUM(row);
+	PG_RETURN_DATUM(CatalogInsertCheck(cfg->table_id, kind, columns, settings, severity));
 }
 
 /* drop_check(check_id): remove a check of a table the caller owns. */
@@ -296,40 +233,13 @@ PG_FUNCTION_INFO_V1(treble_sync_drop_check);
 Datum
 treble_sync_drop_check(PG_FUNCTION_ARGS)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {PG_GETARG_DATUM(0)};
-	Oid			owner = InvalidOid;
-	char	   *name = NULL;
-	bool		isnull;
-	CatalogUser saved;
-	bool		found;
-	MemoryContext cxt = CurrentMemoryContext;
+	int64		check_id = PG_GETARG_INT64(0);
+	Oid			owner;
+	char	   *name;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT t.owner::pg_catalog.oid, t.name FROM treble_sync.checks c"
-							  " JOIN treble_sync.tables t ON t.table_id OPERATOR(pg_catalog.=) c.table_id"
-							  " WHERE c.check_id OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look the check up");
-	found = SPI_processed == 1;
-	if (found)
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-		MemoryContextSwitchTo(old);
-	}
-	SPI_finish();
-	if (!found)
+	if (!CatalogCheckTable(check_id, &owner, &name))
 		PG_RETURN_BOOL(false);
 	SecurityRequireManage(owner, name, "change the checks of");
-
-	saved = CatalogBecomeOwner();
-	SPI_connect();
-	SPI_execute_with_args("DELETE FROM treble_sync.checks WHERE check_id OPERATOR(pg_catalog.=) $1",
-						  1, types, values, NULL, false, 0);
-	SPI_finish();
-	CatalogRestoreUser(saved);
+	CatalogDeleteCheck(check_id);
 	PG_RETURN_BOOL(true);
 }

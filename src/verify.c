@@ -270,24 +270,6 @@ find_day(List *days, DayAgg *key)
 	return NULL;
 }
 
-/* Record a verification's outcome, as the extension owner. */
-static void
-record_verification(TableConfig *cfg, const char *cut, int days, int mismatched, bool checksum)
-{
-	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[5] = {TEXTOID, TEXTOID, INT4OID, INT4OID, BOOLOID};
-	Datum		values[5] = {CStringGetTextDatum(cfg->name), CStringGetTextDatum(cut),
-		Int32GetDatum(days), Int32GetDatum(mismatched), BoolGetDatum(checksum)};
-
-	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO treble_sync.verifications"
-							  " (table_name, cut, days, mismatched_days, checksum) VALUES ($1, $2, $3, $4, $5)",
-							  5, types, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the verification");
-	SPI_finish();
-	CatalogRestoreUser(saved);
-}
-
 /*
  * verify(name, since, repair): one row per day, the warehouse's and the
  * copy's figures side by side; with repair, the mismatching days are
@@ -425,7 +407,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	record_verification(cfg, cut_text, list_length(all), mismatched, with_checksum);
+	CatalogRecordVerification(cfg->name, cut_text, list_length(all), mismatched, with_checksum);
 	return (Datum) 0;
 }
 
