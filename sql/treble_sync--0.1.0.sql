@@ -90,7 +90,10 @@ RETURNS boolean LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT (owner IS NOT NULL AND pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'))
         OR coalesce((SELECT pg_catalog.has_table_privilege(t.local_table::pg_catalog.oid, 'SELECT')
                      FROM treble_sync.tables t
-                     WHERE t.name OPERATOR(pg_catalog.=) may_read_log.table_name), false)
+                     WHERE t.name OPERATOR(pg_catalog.=) may_read_log.table_name
+                       -- the same owner: a name removed and registered again by
+                       -- another role does not open the old owner's rows
+                       AND t.owner OPERATOR(pg_catalog.=) may_read_log.owner), false)
         OR pg_catalog.pg_has_role('pg_read_all_data', 'USAGE')
         OR (NOT values_inside AND pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE'))
 $$;
@@ -387,6 +390,7 @@ BEGIN
     IF retention IS NOT NULL THEN
         DELETE FROM treble_sync.runs x
         WHERE x.table_name OPERATOR(pg_catalog.=) t.name
+          AND x.owner OPERATOR(pg_catalog.=) t.owner
           AND x.finished_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) retention);
     END IF;
 END
@@ -394,13 +398,25 @@ $$;
 REVOKE ALL ON FUNCTION treble_sync.after_run(bigint, interval) FROM PUBLIC;
 REVOKE ALL ON FUNCTION treble_sync.incident(treble_sync.tables, text, boolean, treble_sync.runs) FROM PUBLIC;
 
+-- Whether pg_cron is installed in this database, in its schema cron.  A
+-- schema merely named cron proves nothing: any role with CREATE on the
+-- database could make one, and plant a cron.job view or a cron.schedule
+-- function that would run as whoever reads the status or schedules.
+CREATE FUNCTION treble_sync.pg_cron_installed()
+RETURNS boolean LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension e
+                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+                   WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'
+                     AND n.nspname OPERATOR(pg_catalog.=) 'cron')
+$$;
+
 -- The pg_cron jobs of the tables: job names are 'treble_sync: <name>', and
 -- 'treble_sync: all' for sync_all.  Empty without pg_cron.
 CREATE FUNCTION treble_sync.schedules()
 RETURNS TABLE (job_name text, jobid bigint, schedule text, active boolean)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF pg_catalog.to_regclass('cron.job') IS NULL THEN
+    IF NOT treble_sync.pg_cron_installed() THEN
         RETURN;
     END IF;
     RETURN QUERY EXECUTE
@@ -414,7 +430,7 @@ $$;
 CREATE FUNCTION treble_sync.require_pg_cron()
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF pg_catalog.to_regnamespace('cron') IS NULL THEN
+    IF NOT treble_sync.pg_cron_installed() THEN
         RAISE EXCEPTION USING
             ERRCODE = 'feature_not_supported',
             MESSAGE = 'pg_cron is not installed in this database',

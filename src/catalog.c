@@ -1146,6 +1146,8 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 				 " last_seen_at = pg_catalog.clock_timestamp(),"
 				 " times_seen = times_seen OPERATOR(pg_catalog.+) 1"
 				 " WHERE table_name OPERATOR(pg_catalog.=) $1"
+				 " AND owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
+				 "     WHERE t.name OPERATOR(pg_catalog.=) $1)"
 				 " AND (key OPERATOR(pg_catalog.=) $3 OR (key IS NULL AND $3 IS NULL))"
 				 " AND (column_name OPERATOR(pg_catalog.=) $4 OR (column_name IS NULL AND $4 IS NULL))"
 				 " AND (raw_value OPERATOR(pg_catalog.=) $5 OR (raw_value IS NULL AND $5 IS NULL))"

@@ -974,6 +974,10 @@ treble_sync_remove_table(PG_FUNCTION_ARGS)
 				 errmsg("a cycle of \"%s\" is running", cfg->name),
 				 errhint("Wait for it to end, or cancel it: SELECT pg_cancel_backend(worker_pid) FROM treble_sync.progress WHERE table_name = '%s';",
 						 cfg->name)));
+	/* dropping the copy is DROP TABLE's own right: the table's ownership */
+	if (drop_local && relname != NULL &&
+		!pg_class_ownercheck(cfg->local_relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, relname);
 	CatalogDeleteTable(cfg->table_id);
 	if (drop_local && relname != NULL)
 	{

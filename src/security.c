@@ -149,10 +149,16 @@ SecurityPinSearchPath(void)
 	return nestlevel;
 }
 
+/*
+ * Undo the pin, and every setting changed since it: code that ran inside
+ * (a copy's trigger or policy, as its owner) must not leave a session-level
+ * setting behind in the caller's session, as REFRESH MATERIALIZED VIEW
+ * does not.
+ */
 void
 SecurityUnpinSearchPath(int nestlevel)
 {
-	AtEOXact_GUC(true, nestlevel);
+	AtEOXact_GUC(false, nestlevel);
 }
 
 /*

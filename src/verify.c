@@ -359,7 +359,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	}
 	OdbcDisconnect(conn);
 	local = local_days(cfg, daycol, cut_text, have_since, since, with_checksum);
-	AtEOXact_GUC(true, nestlevel);
+	AtEOXact_GUC(false, nestlevel);	/* nothing set inside may outlive verify */
 	SecurityRestore(&as_owner);
 
 	/* every day either side has */
