@@ -67,6 +67,7 @@ struct OdbcConn
 #define ODBC_DEFAULT_LOGIN_TIMEOUT 30
 
 static void odbc_release(void *arg);
+static bool driver_is(OdbcConn *conn, DriverFamily family);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
 
@@ -219,6 +220,31 @@ odbc_sqlstate_is_transient(const char *state)
 		strcmp(state, "57014") == 0 || strcmp(state, "HY018") == 0;
 }
 
+/*
+ * ClickHouse's driver reports every failure as SQLSTATE HY000, a refused or
+ * lost connection too, and it connects only when the first statement runs
+ * (SQLDriverConnect checks nothing).  So for it, a network failure is told
+ * by the message of its HTTP client (Poco): these are retried like class
+ * 08, and reported as a connection failure.
+ */
+static bool
+clickhouse_network_error(const char *msg)
+{
+	static const char *const network[] = {
+		"Connection refused", "Connection reset", "Connection timed out",
+		"Timeout", "No message received", "Net Exception", "Host not found",
+		"Network is unreachable", "No route to host", "Broken pipe",
+		"I/O error",
+	};
+
+	if (msg == NULL)
+		return false;
+	for (size_t i = 0; i < lengthof(network); i++)
+		if (strstr(msg, network[i]) != NULL)
+			return true;
+	return false;
+}
+
 /* Whether the last ODBC error raised in this process was transient. */
 static bool last_error_transient = false;
 
@@ -247,6 +273,7 @@ OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
 {
 	StringInfoData detail;
 	char		first_state[6] = "HY000";
+	char	   *first_msg = NULL;
 
 	if (SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA)
 		return;
@@ -274,7 +301,10 @@ OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
 			state8 = OdbcWideToUtf8(state, 5);
 			msg8 = OdbcWideToUtf8(msg, Min(msglen, (SQLSMALLINT) (lengthof(msg) - 1)));
 			if (i == 1)
+			{
 				strlcpy(first_state, state8, sizeof(first_state));
+				first_msg = msg8;
+			}
 			if (detail.len > 0)
 				appendStringInfoChar(&detail, '\n');
 			/* scrubbed one by one: a cut password ends its own message */
@@ -287,6 +317,12 @@ OdbcCheck(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE handle,
 	}
 
 	last_error_transient = odbc_sqlstate_is_transient(first_state);
+	if (!last_error_transient && conn && driver_is(conn, DRIVER_CLICKHOUSE) &&
+		strcmp(first_state, "HY000") == 0 && clickhouse_network_error(first_msg))
+	{
+		last_error_transient = true;
+		strlcpy(first_state, "08001", sizeof(first_state));
+	}
 	ereport(ERROR,
 			(errcode(odbc_sqlstate_to_errcode(first_state)),
 			 errmsg("could not %s", what),
@@ -600,6 +636,26 @@ format_timestamp_text(const SQL_TIMESTAMP_STRUCT *ts, char *out)
 }
 
 /*
+ * Whether timestamp parameters are bound as text "YYYY-MM-DD
+ * HH:MM:SS.ffffff" rather than as ODBC timestamp structures:
+ *	- SQLite (OdbcTimestampsAsText): it compares the stored text;
+ *	- ClickHouse: its driver sends every bound timestamp as a query
+ *	  parameter of type Nullable(DateTime), which has whole seconds.  A
+ *	  structure with a fraction goes out with nine fraction digits and
+ *	  ClickHouse refuses the query (BAD_QUERY_PARAMETER); one without loses
+ *	  the microseconds, and a cut "synced_at <= T" cut to the second would
+ *	  miss rows for ever.  A text parameter is a String, which ClickHouse
+ *	  converts to the column's own type (DateTime64(6) keeps every
+ *	  microsecond; a DateTime column drops the fraction, and its values
+ *	  are whole seconds, so > and <= select the same rows).
+ */
+static bool
+odbc_bind_timestamps_as_text(OdbcConn *conn)
+{
+	return OdbcTimestampsAsText(conn) || driver_is(conn, DRIVER_CLICKHOUSE);
+}
+
+/*
  * Run a statement with its parameters bound (never spliced into the text).
  * Errors name the statement in their context; it holds no secrets.
  */
@@ -616,7 +672,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 
 	for (int i = 0; i < nparams; i++)
 	{
-		if (params[i].kind == ODBC_PARAM_TIMESTAMP && OdbcTimestampsAsText(conn))
+		if (params[i].kind == ODBC_PARAM_TIMESTAMP && odbc_bind_timestamps_as_text(conn))
 		{
 			timestamp_to_odbc(params[i].value, &ts[i]);
 			format_timestamp_text(&ts[i], texts[i]);
@@ -864,4 +920,17 @@ bool
 OdbcDriverIsPostgres(OdbcConn *conn)
 {
 	return driver_is(conn, DRIVER_PSQLODBC);
+}
+
+/*
+ * Whether the warehouse is ClickHouse, through its official ODBC driver:
+ * its catalog functions see databases as catalogs (with an empty schema),
+ * it has no primary keys to report, and SQLColumns gives ODBC type codes
+ * that lose what the local type needs (signedness, Bool, Date32): see
+ * schema.c.
+ */
+bool
+OdbcDriverIsClickHouse(OdbcConn *conn)
+{
+	return driver_is(conn, DRIVER_CLICKHOUSE);
 }

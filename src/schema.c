@@ -54,6 +54,8 @@ fetch_int(OdbcConn *conn, SQLHSTMT stmt, int col, bool *isnull)
 	return v;
 }
 
+static void clickhouse_column_types(OdbcConn *conn, RemoteTable *rt, bool qualified);
+
 static bool
 same_or_both_null(const char *a, const char *b)
 {
@@ -72,6 +74,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 {
 	RemoteTable *rt = palloc0(sizeof(RemoteTable));
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	bool		clickhouse = OdbcDriverIsClickHouse(conn);
 	SQLWCHAR   *wschema = NULL;
 	SQLWCHAR   *wtable;
 	SQLRETURN	rc;
@@ -84,14 +87,25 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 		wschema = OdbcUtf8ToWide(OdbcEscapePattern(conn, schema), NULL);
 	wtable = OdbcUtf8ToWide(OdbcEscapePattern(conn, table), NULL);
 
-	rc = SQLColumnsW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
-					 wtable, SQL_NTS, NULL, 0);
+	/*
+	 * ClickHouse's driver lists databases as catalogs, each with an empty
+	 * schema: the "schema" of a remote_table 'db.table' is a catalog there,
+	 * and rows are told apart by catalog.  Without one the driver searches
+	 * the connection's database (Database=), the one an unqualified name
+	 * reads.
+	 */
+	if (clickhouse)
+		rc = SQLColumnsW(stmt, wschema, wschema ? SQL_NTS : 0, NULL, 0,
+						 wtable, SQL_NTS, NULL, 0);
+	else
+		rc = SQLColumnsW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
+						 wtable, SQL_NTS, NULL, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "read the warehouse's column metadata");
 
 	while (FetchNextRow(conn, stmt))
 	{
 		RemoteColumn *col = palloc0(sizeof(RemoteColumn));
-		char	   *tschema = fetch_text(conn, stmt, 2);
+		char	   *tschema = fetch_text(conn, stmt, clickhouse ? 1 : 2);
 		char	   *tname = fetch_text(conn, stmt, 3);
 		bool		isnull;
 
@@ -106,6 +120,9 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 			col->type_name = "";
 		col->declared_affinity = OdbcDriverIsSqlite(conn);
 
+		/* a pattern may match other databases: keep the one named */
+		if (clickhouse && schema && (tschema == NULL || strcmp(tschema, schema) != 0))
+			continue;
 		/* a case-insensitive driver may also return near matches */
 		if (tname && strcmp(tname, table) == 0)
 			exact_seen = true;
@@ -145,7 +162,67 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 				 errmsg("warehouse table \"%s%s%s\" not found",
 						schema ? schema : "", schema ? "." : "", table),
 				 errhint("Check the name and its case, and that the warehouse user may read the table.")));
+	if (clickhouse)
+		clickhouse_column_types(conn, rt, schema != NULL);
 	return rt;
+}
+
+/* s as a ClickHouse string literal: quote and backslash escaped. */
+static char *
+clickhouse_literal(const char *s)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '\'');
+	for (const char *p = s; *p; p++)
+	{
+		if (*p == '\'' || *p == '\\')
+			appendStringInfoChar(&buf, '\\');
+		appendStringInfoChar(&buf, *p);
+	}
+	appendStringInfoChar(&buf, '\'');
+	return buf.data;
+}
+
+/*
+ * ClickHouse's driver reports its own ODBC type for each column, which
+ * loses what the local type needs: UInt16 and UInt64 come as signed
+ * SMALLINT and BIGINT, and Bool, Date32, Enum8, Map and other types it does
+ * not know as text.  So the column types are read from system.columns,
+ * from the same database as SQLColumns' (the connection's own when the
+ * name is not qualified), and each column gets ClickHouse's type name
+ * ("Nullable(UInt64)"), mapped by clickhouse_local_type().
+ */
+static void
+clickhouse_column_types(OdbcConn *conn, RemoteTable *rt, bool qualified)
+{
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	char	   *sql;
+
+	sql = psprintf("SELECT name, type FROM system.columns WHERE database = %s AND table = %s",
+				   qualified && rt->schema ? clickhouse_literal(rt->schema) : "currentDatabase()",
+				   clickhouse_literal(rt->table));
+	OdbcExecute(conn, stmt, sql, 0, NULL);
+	while (FetchNextRow(conn, stmt))
+	{
+		char	   *name = fetch_text(conn, stmt, 1);
+		char	   *type = fetch_text(conn, stmt, 2);
+		ListCell   *lc;
+
+		CHECK_FOR_INTERRUPTS();
+		foreach(lc, rt->columns)
+		{
+			RemoteColumn *col = lfirst(lc);
+
+			if (name && type && strcmp(col->name, name) == 0)
+			{
+				col->type_name = type;
+				col->clickhouse_type = true;
+			}
+		}
+	}
+	OdbcFreeStatement(conn, stmt);
 }
 
 /* Is this name in a List of C strings? */
@@ -189,6 +266,19 @@ SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt)
 	char	   *by_seq[INDEX_MAX_KEYS];
 	int			nkeys = 0;
 	List	   *result = NIL;
+
+	/*
+	 * ClickHouse has no unique key: its driver's SQLPrimaryKeys fails
+	 * without a diagnostic, and a table's sorting key need not be unique
+	 * (ReplacingMergeTree keeps several versions of a key until it merges).
+	 */
+	if (OdbcDriverIsClickHouse(conn))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ClickHouse does not report a primary key for warehouse table \"%s%s%s\"",
+						rt->schema ? rt->schema : "", rt->schema ? "." : "", rt->table),
+				 errdetail("ClickHouse keys are not unique, and its ODBC driver has no SQLPrimaryKeys."),
+				 errhint("Name the business key: key_columns => '{deployment_id}'.")));
 
 	memset(by_seq, 0, sizeof(by_seq));
 	rc = SQLPrimaryKeysW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
@@ -253,6 +343,65 @@ local_type_for_affinity(RemoteColumn *col)
 }
 
 /*
+ * The PostgreSQL type for a ClickHouse type name, as system.columns spells
+ * it.  Nullable(T) and LowCardinality(T) are T (local columns allow NULL
+ * anyway: the driver reports every column as NOT NULL, and the mapping
+ * never relied on it).  Each lands exactly:
+ *	- integers in the next wider type where the signed one of the same size
+ *	  cannot hold them (UInt16 in integer, UInt32 in bigint, UInt64 and the
+ *	  128/256-bit ones in numeric);
+ *	- Decimal(P,S) in numeric, read as text (the driver reports scale 0);
+ *	- Date and Date32 in date; DateTime and DateTime64(p), with or without
+ *	  a zone, in timestamp, to the microsecond (DateTime64(9) is cut to
+ *	  microseconds, never rounded up);
+ *	- Bool in boolean, UUID in uuid;
+ *	- String, FixedString, Enum8/16, IPv4/6, and the composite types Array,
+ *	  Map and Tuple in text, in ClickHouse's own text form ([1,2],
+ *	  {'k':1}), which is what its driver sends for them.
+ */
+static char *
+clickhouse_local_type(const char *type_name)
+{
+	static const struct
+	{
+		const char *prefix;
+		const char *type;
+	}			types[] = {
+		{"UInt8", "smallint"}, {"UInt16", "integer"}, {"UInt32", "bigint"},
+		{"UInt64", "numeric(20,0)"}, {"UInt128", "numeric(39,0)"}, {"UInt256", "numeric(78,0)"},
+		{"Int8", "smallint"}, {"Int16", "smallint"}, {"Int32", "integer"}, {"Int64", "bigint"},
+		{"Int128", "numeric(39,0)"}, {"Int256", "numeric(77,0)"},
+		{"Float32", "real"}, {"Float64", "double precision"},
+		{"Decimal", "numeric"}, {"Bool", "boolean"}, {"UUID", "pg_catalog.uuid"},
+		{"Date32", "pg_catalog.date"}, {"DateTime", "timestamp"}, {"Date", "pg_catalog.date"},
+	};
+	const char *t = type_name;
+
+	/* unwrap Nullable(...) and LowCardinality(...), in either order */
+	for (;;)
+	{
+		if (strncmp(t, "Nullable(", 9) == 0)
+			t += 9;
+		else if (strncmp(t, "LowCardinality(", 15) == 0)
+			t += 15;
+		else
+			break;
+	}
+	for (size_t i = 0; i < lengthof(types); i++)
+	{
+		size_t		len = strlen(types[i].prefix);
+
+		/* the whole name, or the name of a parametrised type ("Decimal(12, 4)") */
+		if (strncmp(t, types[i].prefix, len) == 0 &&
+			(t[len] == '\0' || t[len] == '(' || t[len] == ')' ||
+			 (strcmp(types[i].prefix, "Decimal") == 0 && isdigit((unsigned char) t[len])) ||
+			 (strcmp(types[i].prefix, "DateTime") == 0 && strncmp(t + len, "64", 2) == 0)))
+			return (char *) types[i].type;
+	}
+	return "pg_catalog.text";
+}
+
+/*
  * The PostgreSQL type for a warehouse column, from its ODBC type code, with
  * the driver's type name as a tie-breaker where the code is too coarse
  * (time zones, uuid, unsigned integers).  Anything unknown is carried as
@@ -265,6 +414,8 @@ SchemaLocalTypeFor(RemoteColumn *col)
 
 	if (col->declared_affinity)
 		return local_type_for_affinity(col);
+	if (col->clickhouse_type)
+		return clickhouse_local_type(col->type_name);
 
 	/* psqlODBC reports booleans as characters by default (BoolsAsChar) */
 	if (pg_strcasecmp(col->type_name, "bool") == 0 ||

@@ -182,6 +182,7 @@ extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
 extern bool OdbcDriverIsPostgres(OdbcConn *conn);
 extern bool OdbcDriverIsSqlite(OdbcConn *conn);
+extern bool OdbcDriverIsClickHouse(OdbcConn *conn);
 extern bool OdbcDriverStreams(OdbcConn *conn);
 extern bool OdbcDeclaredSizesHold(OdbcConn *conn);
 extern const char *OdbcDriverDescription(OdbcConn *conn);
@@ -288,6 +289,7 @@ typedef struct RemoteColumn
 	int16		decimal_digits;
 	bool		decimal_digits_null;
 	bool		declared_affinity;	/* SQLite: the type name is all there is */
+	bool		clickhouse_type;	/* type_name is ClickHouse's own (schema.c) */
 } RemoteColumn;
 
 typedef struct RemoteTable
