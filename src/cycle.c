@@ -312,7 +312,10 @@ remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 	sql = psprintf("SELECT %s(%s) FROM %s", agg, OdbcQuoteIdent(conn, column),
 				   OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
 	if (bounded)
-		sql = psprintf("%s WHERE %s <= ?", sql, OdbcQuoteIdent(conn, cfg->cursor_column));
+		sql = psprintf("%s WHERE %s <= ?", sql,
+					   param.kind == ODBC_PARAM_TIMESTAMP
+					   ? OdbcTimestampOperand(conn, OdbcQuoteIdent(conn, cfg->cursor_column))
+					   : OdbcQuoteIdent(conn, cfg->cursor_column));
 	OdbcExecute(conn, stmt, sql, bounded ? 1 : 0, &param);
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
@@ -381,6 +384,10 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 {
 	char	   *qcursor = cfg->cursor_column ? OdbcQuoteIdent(conn, cfg->cursor_column) : NULL;
 
+	/* compared with a timestamp parameter: see OdbcTimestampOperand */
+	if (qcursor && cfg->cursor_kind != CURSOR_INTEGER)
+		qcursor = OdbcTimestampOperand(conn, qcursor);
+
 	if (spec->have_cut)
 	{
 		appendStringInfo(sql, " WHERE %s <= ?", qcursor);
@@ -395,7 +402,7 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 
 	if (spec->range_column)
 	{
-		char	   *qcol = OdbcQuoteIdent(conn, spec->range_column);
+		char	   *qcol = OdbcTimestampOperand(conn, OdbcQuoteIdent(conn, spec->range_column));
 
 		if (spec->open_ended)
 			appendStringInfo(sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
@@ -408,7 +415,7 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 	else if (spec->have_prev && spec->have_window)
 	{
 		appendStringInfo(sql, " AND (%s > ? OR %s > ?)", qcursor,
-						 OdbcQuoteIdent(conn, cfg->event_column));
+						 OdbcTimestampOperand(conn, OdbcQuoteIdent(conn, cfg->event_column)));
 		params[(*nparams)++] = cursor_param(cfg, spec->prev);
 		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}

@@ -934,3 +934,24 @@ OdbcDriverIsClickHouse(OdbcConn *conn)
 {
 	return driver_is(conn, DRIVER_CLICKHOUSE);
 }
+
+/*
+ * A quoted timestamp column as the left side of a comparison with a
+ * timestamp parameter ("col > ?", "col <= ?").  Timestamps go to ClickHouse
+ * as text (odbc_bind_timestamps_as_text), which ClickHouse converts to the
+ * column's own type, and a DateTime column (whole seconds) refuses text
+ * with a fraction: "Cannot convert string '2026-11-25 23:59:59.999999' to
+ * type DateTime" (TYPE_MISMATCH), which every window bound and "col >= x"
+ * sent as "col > x - 1us" has.  So there the column is compared as
+ * toDateTime64(col, 6): the same instant (a DateTime or DateTime64 keeps its
+ * zone, and the text is read in it), to the microsecond, and ClickHouse
+ * still uses the table's sorting key through it (the function is
+ * monotonic).  Other drivers get the column as it is.
+ */
+char *
+OdbcTimestampOperand(OdbcConn *conn, const char *quoted_column)
+{
+	if (driver_is(conn, DRIVER_CLICKHOUSE))
+		return psprintf("toDateTime64(%s, 6)", quoted_column);
+	return (char *) quoted_column;
+}

@@ -156,11 +156,12 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 		appendStringInfo(sql, " ORDER BY %s DESC) AS rn", qcur);
 	}
 	appendStringInfo(sql, " FROM %s WHERE %s <= ?",
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
+					 cfg->cursor_kind == CURSOR_INTEGER ? qcur : OdbcTimestampOperand(conn, qcur));
 	params[nparams++] = (OdbcParam) {cfg->cursor_kind == CURSOR_INTEGER ? ODBC_PARAM_INT64 : ODBC_PARAM_TIMESTAMP, cut};
 	if (have_since)
 	{
-		appendStringInfo(sql, " AND %s > ?", OdbcQuoteIdent(conn, daycol));
+		appendStringInfo(sql, " AND %s > ?", OdbcTimestampOperand(conn, OdbcQuoteIdent(conn, daycol)));
 		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(since)};
 	}
 	appendStringInfoString(sql, ") x WHERE rn = 1");
