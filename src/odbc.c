@@ -646,8 +646,9 @@ format_timestamp_text(const SQL_TIMESTAMP_STRUCT *ts, char *out)
  *	  the microseconds, and a cut "synced_at <= T" cut to the second would
  *	  miss rows for ever.  A text parameter is a String, which ClickHouse
  *	  converts to the column's own type (DateTime64(6) keeps every
- *	  microsecond; a DateTime column drops the fraction, and its values
- *	  are whole seconds, so > and <= select the same rows).
+ *	  microsecond).  A DateTime column refuses text with a fraction
+ *	  (TYPE_MISMATCH), so the columns compared are written
+ *	  toDateTime64(col, 6): see OdbcTimestampOperand.
  */
 static bool
 odbc_bind_timestamps_as_text(OdbcConn *conn)
