@@ -3,7 +3,8 @@
  * deparse.c
  *	  Every statement sent to the warehouse: the cut and other aggregates,
  *	  the count of NULL cursors, the pulls (delta, window, chunks, slices)
- *	  and their counts, and verify()'s per-day aggregates and keys.
+ *	  and their counts, verify()'s per-day aggregates and keys, and
+ *	  ClickHouse's column types.
  *
  * As in postgres_fdw's deparse.c, one file builds the remote SQL and the
  * callers execute it: they pass the registration and what to select, and
@@ -15,7 +16,9 @@
  * "col > x - 1us" and "col < x" as "col <= x - 1us", the same rows at
  * microsecond precision.  A warehouse that compares timestamps as text
  * (SQLite) sorts a stored value that equals the bound but is written with
- * fewer fraction digits before it, which > and <= get right.
+ * fewer fraction digits before it, which > and <= get right.  A
+ * timestamp column compared with a parameter is written through
+ * timestamp_operand() (ClickHouse: toDateTime64(col, 6)).
  *
  *-------------------------------------------------------------------------
  */
@@ -49,6 +52,39 @@ remote_table(TableConfig *cfg, OdbcConn *conn)
 }
 
 /*
+ * A quoted timestamp column as the left side of a comparison with a
+ * timestamp parameter ("col > ?", "col <= ?").  Timestamps go to ClickHouse
+ * as text (odbc.c binds them so), which ClickHouse converts to the column's
+ * own type, and a DateTime column (whole seconds) refuses text with a
+ * fraction: "Cannot convert string '2026-11-25 23:59:59.999999' to type
+ * DateTime" (TYPE_MISMATCH), which every window bound and "col >= x" sent
+ * as "col > x - 1us" has.  So there the column is compared as
+ * toDateTime64(col, 6): the same instant (a DateTime or DateTime64 keeps its
+ * zone, and the text is read in it), to the microsecond, and ClickHouse
+ * still uses the table's sorting key through it (the function is
+ * monotonic).  Other warehouses get the column as it is.
+ */
+static char *
+timestamp_operand(OdbcConn *conn, const char *quoted_column)
+{
+	if (OdbcDriverIsClickHouse(conn))
+		return psprintf("toDateTime64(%s, 6)", quoted_column);
+	return (char *) quoted_column;
+}
+
+/*
+ * The cursor column, quoted, as the left side of a comparison with a
+ * cursor parameter (DeparseCursorParam()).
+ */
+static char *
+cursor_operand(TableConfig *cfg, OdbcConn *conn)
+{
+	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
+
+	return cfg->cursor_kind == CURSOR_INTEGER ? qcursor : timestamp_operand(conn, qcursor);
+}
+
+/*
  * A comma-separated list of warehouse columns, quoted; a column of absent
  * (gone from the warehouse) is selected as NULL.
  */
@@ -75,7 +111,7 @@ DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 							   remote_table(cfg, conn));
 
 	if (bounded)
-		sql = psprintf("%s WHERE %s <= ?", sql, OdbcQuoteIdent(conn, cfg->cursor_column));
+		sql = psprintf("%s WHERE %s <= ?", sql, cursor_operand(cfg, conn));
 	return sql;
 }
 
@@ -96,7 +132,7 @@ static void
 append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig *cfg,
 				   OdbcConn *conn, PullSpec *spec, PullSlice *slice)
 {
-	char	   *qcursor = cfg->cursor_column ? OdbcQuoteIdent(conn, cfg->cursor_column) : NULL;
+	char	   *qcursor = cfg->cursor_column ? cursor_operand(cfg, conn) : NULL;
 
 	if (spec->have_cut)
 	{
@@ -112,7 +148,7 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 
 	if (spec->range_column)
 	{
-		char	   *qcol = OdbcQuoteIdent(conn, spec->range_column);
+		char	   *qcol = timestamp_operand(conn, OdbcQuoteIdent(conn, spec->range_column));
 
 		if (spec->open_ended)
 			appendStringInfo(sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
@@ -125,7 +161,7 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 	else if (spec->have_prev && spec->have_window)
 	{
 		appendStringInfo(sql, " AND (%s > ? OR %s > ?)", qcursor,
-						 OdbcQuoteIdent(conn, cfg->event_column));
+						 timestamp_operand(conn, OdbcQuoteIdent(conn, cfg->event_column)));
 		params[(*nparams)++] = DeparseCursorParam(cfg, spec->prev);
 		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}
@@ -264,7 +300,6 @@ static int
 append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcConn *conn,
 					const char *daycol, int64 cut, bool have_since, Timestamp since, bool keyed)
 {
-	char	   *qcur = OdbcQuoteIdent(conn, cfg->cursor_column);
 	int			nparams = 0;
 
 	if (keyed)
@@ -273,14 +308,17 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 	{
 		appendStringInfoString(sql, "ROW_NUMBER() OVER (PARTITION BY ");
 		append_remote_columns(sql, conn, cfg->key_columns, NIL);
-		appendStringInfo(sql, " ORDER BY %s DESC) AS rn", qcur);
+		appendStringInfo(sql, " ORDER BY %s DESC) AS rn",
+						 OdbcQuoteIdent(conn, cfg->cursor_column));
 	}
 	appendStringInfo(sql, " FROM %s WHERE %s <= ?",
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table), qcur);
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
+					 cursor_operand(cfg, conn));
 	params[nparams++] = DeparseCursorParam(cfg, cut);
 	if (have_since)
 	{
-		appendStringInfo(sql, " AND %s > ?", OdbcQuoteIdent(conn, daycol));
+		appendStringInfo(sql, " AND %s > ?",
+						 timestamp_operand(conn, OdbcQuoteIdent(conn, daycol)));
 		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(since)};
 	}
 	appendStringInfoString(sql, ") x WHERE rn = 1");
@@ -334,4 +372,35 @@ DeparseVerifyKeys(TableConfig *cfg, OdbcConn *conn, List *columns, const char *d
 	*nparams = append_dedup_source(&sql, params, cfg, conn, daycol, cut, have_since, since,
 								   keyed);
 	return sql.data;
+}
+
+/* s as a ClickHouse string literal: quote and backslash escaped. */
+static char *
+clickhouse_literal(const char *s)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '\'');
+	for (const char *p = s; *p; p++)
+	{
+		if (*p == '\'' || *p == '\\')
+			appendStringInfoChar(&buf, '\\');
+		appendStringInfoChar(&buf, *p);
+	}
+	appendStringInfoChar(&buf, '\'');
+	return buf.data;
+}
+
+/*
+ * ClickHouse: the name and ClickHouse type ("Nullable(UInt64)") of each
+ * column of a table, from system.columns, in the database named or, with
+ * none, the connection's own (schema.c maps them to local types).
+ */
+char *
+DeparseClickHouseColumnTypes(const char *database, const char *table)
+{
+	return psprintf("SELECT name, type FROM system.columns WHERE database = %s AND table = %s",
+					database ? clickhouse_literal(database) : "currentDatabase()",
+					clickhouse_literal(table));
 }

@@ -70,5 +70,6 @@ extern char *DeparseVerifyKeys(TableConfig *cfg, OdbcConn *conn, List *columns,
 							   const char *daycol, int64 cut, bool have_since,
 							   Timestamp since, bool keyed, OdbcParam *params,
 							   int *nparams);
+extern char *DeparseClickHouseColumnTypes(const char *database, const char *table);
 
 #endif							/* TREBLE_SYNC_DEPARSE_H */

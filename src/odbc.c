@@ -69,6 +69,7 @@ struct OdbcConn
 #define ODBC_DEFAULT_LOGIN_TIMEOUT 30
 
 static void odbc_release(void *arg);
+static bool driver_is(OdbcConn *conn, DriverFamily family);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
 static void odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
@@ -225,6 +226,31 @@ odbc_sqlstate_is_transient(const char *state)
 }
 
 /*
+ * ClickHouse's driver reports every failure as SQLSTATE HY000, a refused or
+ * lost connection too, and it connects only when the first statement runs
+ * (SQLDriverConnect checks nothing).  So for it, a network failure is told
+ * by the message of its HTTP client (Poco): these are retried like class
+ * 08, and reported as a connection failure.
+ */
+static bool
+clickhouse_network_error(const char *msg)
+{
+	static const char *const network[] = {
+		"Connection refused", "Connection reset", "Connection timed out",
+		"Timeout", "No message received", "Net Exception", "Host not found",
+		"Network is unreachable", "No route to host", "Broken pipe",
+		"I/O error",
+	};
+
+	if (msg == NULL)
+		return false;
+	for (size_t i = 0; i < lengthof(network); i++)
+		if (strstr(msg, network[i]) != NULL)
+			return true;
+	return false;
+}
+
+/*
  * Raise an ERROR for a failed ODBC call, shaped like postgres_fdw's
  * pgfdw_report_error(): the driver's own message is the primary message
  * (the remote text, so errmsg_internal), with a PostgreSQL SQLSTATE mapped
@@ -245,6 +271,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	char	   *primary = NULL;
 	StringInfoData detail;
 	char		first_state[6] = "HY000";
+	bool		transient;
 
 	/* a call stopped by OdbcCancelRemoteCall(): report the cancel itself */
 	CHECK_FOR_INTERRUPTS();
@@ -278,7 +305,19 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 		}
 	}
 
-	AttemptNoteRemoteError(odbc_sqlstate_is_transient(first_state));
+	/*
+	 * ClickHouse: a network failure comes as HY000 (clickhouse_network_error);
+	 * it is retried and reported as a connection failure, while DETAIL still
+	 * gives the driver's own SQLSTATE.
+	 */
+	transient = odbc_sqlstate_is_transient(first_state);
+	if (!transient && conn && driver_is(conn, DRIVER_CLICKHOUSE) &&
+		strcmp(first_state, "HY000") == 0 && clickhouse_network_error(primary))
+	{
+		transient = true;
+		strlcpy(first_state, "08001", sizeof(first_state));
+	}
+	AttemptNoteRemoteError(transient);
 	ereport(ERROR,
 			(errcode(odbc_sqlstate_to_errcode(first_state)),
 			 primary && primary[0] != '\0' ?
@@ -613,6 +652,27 @@ format_timestamp_text(const SQL_TIMESTAMP_STRUCT *ts, char *out)
 }
 
 /*
+ * Whether timestamp parameters are bound as text "YYYY-MM-DD
+ * HH:MM:SS.ffffff" rather than as ODBC timestamp structures:
+ *	- SQLite (OdbcTimestampsAsText): it compares the stored text;
+ *	- ClickHouse: its driver sends every bound timestamp as a query
+ *	  parameter of type Nullable(DateTime), which has whole seconds.  A
+ *	  structure with a fraction goes out with nine fraction digits and
+ *	  ClickHouse refuses the query (BAD_QUERY_PARAMETER); one without loses
+ *	  the microseconds, and a cut "synced_at <= T" cut to the second would
+ *	  miss rows for ever.  A text parameter is a String, which ClickHouse
+ *	  converts to the column's own type (DateTime64(6) keeps every
+ *	  microsecond).  A DateTime column refuses text with a fraction
+ *	  (TYPE_MISMATCH), so the columns compared are written
+ *	  toDateTime64(col, 6): see deparse.c's timestamp_operand().
+ */
+static bool
+odbc_bind_timestamps_as_text(OdbcConn *conn)
+{
+	return OdbcTimestampsAsText(conn) || driver_is(conn, DRIVER_CLICKHOUSE);
+}
+
+/*
  * Run a statement with its parameters bound (never spliced into the text).
  * An error names the statement in its CONTEXT, as postgres_fdw's do; it
  * holds no secrets.
@@ -630,7 +690,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 
 	for (int i = 0; i < nparams; i++)
 	{
-		if (params[i].kind == ODBC_PARAM_TIMESTAMP && OdbcTimestampsAsText(conn))
+		if (params[i].kind == ODBC_PARAM_TIMESTAMP && odbc_bind_timestamps_as_text(conn))
 		{
 			timestamp_to_odbc(params[i].value, &ts[i]);
 			format_timestamp_text(&ts[i], texts[i]);
@@ -875,4 +935,18 @@ bool
 OdbcDriverIsPostgres(OdbcConn *conn)
 {
 	return driver_is(conn, DRIVER_PSQLODBC);
+}
+
+/*
+ * Whether the warehouse is ClickHouse, through its official ODBC driver:
+ * its catalog functions see databases as catalogs (with an empty schema),
+ * it has no primary keys to report, and SQLColumns gives ODBC type codes
+ * that lose what the local type needs (signedness, Bool, Date32): see
+ * schema.c; and a timestamp column compared with a parameter is written
+ * toDateTime64(col, 6): see deparse.c.
+ */
+bool
+OdbcDriverIsClickHouse(OdbcConn *conn)
+{
+	return driver_is(conn, DRIVER_CLICKHOUSE);
 }

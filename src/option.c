@@ -139,6 +139,22 @@ static const KnownDriver known_drivers[] = {
 	{DRIVER_SQLITE, "SQLite ODBC", {"libsqlite", "sqlite"}, false,
 		{{"StepAPI", "1", true}, {"NoCreat", "1", false}},
 	NULL},
+
+	/*
+	 * The official ClickHouse ODBC driver (libclickhouseodbcw.so).  It
+	 * streams by itself.  Its parser (readConnectionString in its
+	 * driver/config/config.cpp, v1.1.10) takes {...} but ends a braced value
+	 * at the first '}', with no doubled '}}': a value holding '}' cannot be
+	 * given at all, so for our purposes it does not honour braces, and ; { }
+	 * = are refused in credentials.  DriverLog=off: a debug build of the
+	 * driver logs every call, connection string included, to a file in /tmp.
+	 * Its keys include log and TLS files (DriverLogFile, CertificateFile,
+	 * PrivateKeyFile, CALocation) and its Url names any host: no
+	 * allow-list, it is for superuser-owned servers only.
+	 */
+	{DRIVER_CLICKHOUSE, "ClickHouse ODBC", {"libclickhouseodbc", "clickhouseodbc"}, false,
+		{{"DriverLog", "off", false}, {NULL, NULL, false}},
+	NULL},
 };
 
 /* The known driver of a family; NULL for DRIVER_UNKNOWN. */
@@ -581,6 +597,8 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 family == DRIVER_SQLITE
 				 ? errmsg("the SQLite driver may only be used by a server owned by a superuser")
+				 : family == DRIVER_CLICKHOUSE
+				 ? errmsg("the ClickHouse driver may only be used by a server owned by a superuser")
 				 : errmsg("a driver treble_sync does not know may only be used by a server owned by a superuser"),
 				 vet_detail(server),
 				 errhint("Have a superuser create the server: such a driver can open files as the database server's operating-system user.")));

@@ -29,7 +29,8 @@ typedef enum DriverFamily
 	DRIVER_PSQLODBC,
 	DRIVER_MARIADB,
 	DRIVER_MYSQL,
-	DRIVER_SQLITE
+	DRIVER_SQLITE,
+	DRIVER_CLICKHOUSE			/* the official ClickHouse ODBC driver */
 } DriverFamily;
 
 extern Datum treble_sync_fdw_validator(PG_FUNCTION_ARGS);

@@ -28,6 +28,7 @@
 
 #include "utils/partcache.h"
 
+#include "deparse.h"
 #include "fetch.h"
 #include "odbc.h"
 #include "schema.h"
@@ -56,6 +57,8 @@ fetch_int(OdbcConn *conn, SQLHSTMT stmt, int col, bool *isnull)
 	return v;
 }
 
+static void clickhouse_column_types(OdbcConn *conn, RemoteTable *rt, bool qualified);
+
 /*
  * Describe a warehouse table with SQLColumns.  Without a schema the driver
  * searches every schema it sees; more than one match is an error that asks
@@ -66,6 +69,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 {
 	RemoteTable *rt = palloc0(sizeof(RemoteTable));
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	bool		clickhouse = OdbcDriverIsClickHouse(conn);
 	SQLWCHAR   *wschema = NULL;
 	SQLWCHAR   *wtable;
 	SQLRETURN	rc;
@@ -78,14 +82,25 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 		wschema = OdbcUtf8ToWide(OdbcEscapePattern(conn, schema), NULL);
 	wtable = OdbcUtf8ToWide(OdbcEscapePattern(conn, table), NULL);
 
-	rc = SQLColumnsW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
-					 wtable, SQL_NTS, NULL, 0);
+	/*
+	 * ClickHouse's driver lists databases as catalogs, each with an empty
+	 * schema: the "schema" of a remote_table 'db.table' is a catalog there,
+	 * and rows are told apart by catalog.  Without one the driver searches
+	 * the connection's database (Database=), the one an unqualified name
+	 * reads.
+	 */
+	if (clickhouse)
+		rc = SQLColumnsW(stmt, wschema, wschema ? SQL_NTS : 0, NULL, 0,
+						 wtable, SQL_NTS, NULL, 0);
+	else
+		rc = SQLColumnsW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
+						 wtable, SQL_NTS, NULL, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "reading the warehouse's column metadata");
 
 	while (FetchNextRow(conn, stmt))
 	{
 		RemoteColumn *col = palloc0(sizeof(RemoteColumn));
-		char	   *tschema = fetch_text(conn, stmt, 2);
+		char	   *tschema = fetch_text(conn, stmt, clickhouse ? 1 : 2);
 		char	   *tname = fetch_text(conn, stmt, 3);
 		bool		isnull;
 
@@ -100,6 +115,9 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 			col->type_name = "";
 		col->declared_affinity = OdbcDriverIsSqlite(conn);
 
+		/* a pattern may match other databases: keep the one named */
+		if (clickhouse && schema && !TextsEqual(tschema, schema))
+			continue;
 		/* a case-insensitive driver may also return near matches */
 		if (tname && strcmp(tname, table) == 0)
 			exact_seen = true;
@@ -139,7 +157,47 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 				 errmsg("warehouse table \"%s%s%s\" not found",
 						schema ? schema : "", schema ? "." : "", table),
 				 errhint("Check the name and its case, and that the warehouse user may read the table.")));
+	if (clickhouse)
+		clickhouse_column_types(conn, rt, schema != NULL);
 	return rt;
+}
+
+/*
+ * ClickHouse's driver reports its own ODBC type for each column, which
+ * loses what the local type needs: UInt16 and UInt64 come as signed
+ * SMALLINT and BIGINT, and Bool, Date32, Enum8, Map and other types it does
+ * not know as text.  So the column types are read from system.columns,
+ * from the same database as SQLColumns' (the connection's own when the
+ * name is not qualified), and each column gets ClickHouse's type name
+ * ("Nullable(UInt64)"), mapped by clickhouse_local_type().
+ */
+static void
+clickhouse_column_types(OdbcConn *conn, RemoteTable *rt, bool qualified)
+{
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+
+	OdbcExecute(conn, stmt,
+				DeparseClickHouseColumnTypes(qualified ? rt->schema : NULL, rt->table),
+				0, NULL);
+	while (FetchNextRow(conn, stmt))
+	{
+		char	   *name = fetch_text(conn, stmt, 1);
+		char	   *type = fetch_text(conn, stmt, 2);
+		ListCell   *lc;
+
+		CHECK_FOR_INTERRUPTS();
+		foreach(lc, rt->columns)
+		{
+			RemoteColumn *col = lfirst(lc);
+
+			if (name && type && strcmp(col->name, name) == 0)
+			{
+				col->type_name = type;
+				col->clickhouse_type = true;
+			}
+		}
+	}
+	OdbcFreeStatement(conn, stmt);
 }
 
 /* Is this name in a List of C strings? */
@@ -183,6 +241,19 @@ SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt)
 	char	   *by_seq[INDEX_MAX_KEYS];
 	int			nkeys = 0;
 	List	   *result = NIL;
+
+	/*
+	 * ClickHouse has no unique key: its driver's SQLPrimaryKeys fails
+	 * without a diagnostic, and a table's sorting key need not be unique
+	 * (ReplacingMergeTree keeps several versions of a key until it merges).
+	 */
+	if (OdbcDriverIsClickHouse(conn))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ClickHouse does not report a primary key for warehouse table \"%s%s%s\"",
+						rt->schema ? rt->schema : "", rt->schema ? "." : "", rt->table),
+				 errdetail("ClickHouse keys are not unique, and its ODBC driver has no SQLPrimaryKeys."),
+				 errhint("Name the business key: key_columns => '{deployment_id}'.")));
 
 	memset(by_seq, 0, sizeof(by_seq));
 	rc = SQLPrimaryKeysW(stmt, NULL, 0, wschema, wschema ? SQL_NTS : 0,
@@ -247,6 +318,65 @@ local_type_for_affinity(RemoteColumn *col)
 }
 
 /*
+ * The PostgreSQL type for a ClickHouse type name, as system.columns spells
+ * it.  Nullable(T) and LowCardinality(T) are T (local columns allow NULL
+ * anyway: the driver reports every column as NOT NULL, and the mapping
+ * never relied on it).  Each lands exactly:
+ *	- integers in the next wider type where the signed one of the same size
+ *	  cannot hold them (UInt16 in integer, UInt32 in bigint, UInt64 and the
+ *	  128/256-bit ones in numeric);
+ *	- Decimal(P,S) in numeric, read as text (the driver reports scale 0);
+ *	- Date and Date32 in date; DateTime and DateTime64(p), with or without
+ *	  a zone, in timestamp, to the microsecond (DateTime64(7..9) lands
+ *	  rounded to the nearest microsecond: docs/warehouses.md);
+ *	- Bool in boolean, UUID in uuid;
+ *	- String, FixedString, Enum8/16, IPv4/6, and the composite types Array,
+ *	  Map and Tuple in text, in ClickHouse's own text form ([1,2],
+ *	  {'k':1}), which is what its driver sends for them.
+ */
+static char *
+clickhouse_local_type(const char *type_name)
+{
+	static const struct
+	{
+		const char *prefix;
+		const char *type;
+	}			types[] = {
+		{"UInt8", "smallint"}, {"UInt16", "integer"}, {"UInt32", "bigint"},
+		{"UInt64", "numeric(20,0)"}, {"UInt128", "numeric(39,0)"}, {"UInt256", "numeric(78,0)"},
+		{"Int8", "smallint"}, {"Int16", "smallint"}, {"Int32", "integer"}, {"Int64", "bigint"},
+		{"Int128", "numeric(39,0)"}, {"Int256", "numeric(77,0)"},
+		{"Float32", "real"}, {"Float64", "double precision"},
+		{"Decimal", "numeric"}, {"Bool", "boolean"}, {"UUID", "pg_catalog.uuid"},
+		{"Date32", "pg_catalog.date"}, {"DateTime", "timestamp"}, {"Date", "pg_catalog.date"},
+	};
+	const char *t = type_name;
+
+	/* unwrap Nullable(...) and LowCardinality(...), in either order */
+	for (;;)
+	{
+		if (strncmp(t, "Nullable(", 9) == 0)
+			t += 9;
+		else if (strncmp(t, "LowCardinality(", 15) == 0)
+			t += 15;
+		else
+			break;
+	}
+	for (size_t i = 0; i < lengthof(types); i++)
+	{
+		size_t		len = strlen(types[i].prefix);
+
+		/* the whole name, or the name of a parametrised type ("Decimal(12, 4)") */
+		if (strncmp(t, types[i].prefix, len) == 0 &&
+			(t[len] == '\0' || t[len] == '(' || t[len] == ')' ||
+			 (strcmp(types[i].prefix, "Decimal") == 0 && isdigit((unsigned char) t[len])) ||
+			 (strcmp(types[i].prefix, "DateTime") == 0 && strncmp(t + len, "64", 2) == 0)))
+			return (char *) types[i].type;
+	}
+	return "pg_catalog.text";
+}
+
+/*
  * The PostgreSQL type for a warehouse column, from its ODBC type code, with
  * the driver's type name as a tie-breaker where the code is too coarse
  * (time zones, uuid, unsigned integers).  Anything unknown is carried as
@@ -259,6 +389,8 @@ SchemaLocalTypeFor(RemoteColumn *col)
 
 	if (col->declared_affinity)
 		return local_type_for_affinity(col);
+	if (col->clickhouse_type)
+		return clickhouse_local_type(col->type_name);
 
 	/* psqlODBC reports booleans as characters by default (BoolsAsChar) */
 	if (pg_strcasecmp(col->type_name, "bool") == 0 ||

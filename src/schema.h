@@ -25,6 +25,7 @@ typedef struct RemoteColumn
 	int16		decimal_digits;
 	bool		decimal_digits_null;
 	bool		declared_affinity;	/* SQLite: the type name is all there is */
+	bool		clickhouse_type;	/* type_name is ClickHouse's own (schema.c) */
 } RemoteColumn;
 
 typedef struct RemoteTable

@@ -343,9 +343,13 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 				 errmsg("warehouse table \"%s\" has no rows to verify against", cfg->remote_table)));
 	cut_text = CycleFormatCursor(cfg, cut);
 	{
-		/* a primary key on the key: the warehouse has one row per key */
+		/*
+		 * a primary key on the key: the warehouse has one row per key.
+		 * ClickHouse has none to report (SchemaRemotePrimaryKey refuses it):
+		 * its keys may repeat, so the newest version of each is taken.
+		 */
 		RemoteTable *rt = SchemaDescribeRemote(conn, cfg->remote_schema, cfg->remote_table);
-		List	   *pk = SchemaRemotePrimaryKey(conn, rt);
+		List	   *pk = OdbcDriverIsClickHouse(conn) ? NIL : SchemaRemotePrimaryKey(conn, rt);
 		bool		keyed = list_length(pk) == list_length(cfg->key_columns);
 		ListCell   *k;
 
