@@ -404,8 +404,15 @@ REVOKE ALL ON FUNCTION treble_sync.incident(treble_sync.tables, text, boolean, t
 -- function that would run as whoever reads the status or schedules.
 CREATE FUNCTION treble_sync.pg_cron_installed()
 RETURNS boolean LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- the schema cron must be a member of the pg_cron extension (pg_cron
+    -- makes it in its install script; its own namespace is pg_catalog)
     SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension e
-                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+                   JOIN pg_catalog.pg_depend d
+                     ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                    AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+                    AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                    AND d.deptype OPERATOR(pg_catalog.=) 'e'
+                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) d.objid
                    WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'
                      AND n.nspname OPERATOR(pg_catalog.=) 'cron')
 $$;

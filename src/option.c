@@ -553,22 +553,6 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server)
 								ck->key),
 						 vet_detail(server),
 						 errhint("A server owned by a role that is not a superuser cannot name files or sockets.")));
-
-		/*
-		 * Drivers do not all read braces alike: MariaDB Connector/ODBC
-		 * 3.1.15 honours them only for keys it knows, and for another key
-		 * reads on to the next ';' inside the braces, so a braced value
-		 * could smuggle in a key the allow-list refuses.  Only the driver's
-		 * name (checked against unixODBC's registry below) may be braced.
-		 */
-		if (pg_strcasecmp(ck->key, "Driver") != 0 &&
-			(ck->braced || strpbrk(ck->value, "{};") != NULL))
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-					 errmsg("the value of connection string key \"%s\" must not be braced or contain braces or semicolons",
-							ck->key),
-					 vet_detail(server),
-					 errhint("Drivers read braces differently; a server owned by a role that is not a superuser may brace only Driver.")));
 	}
 
 	if ((driver != NULL) + (dsnkey != NULL) + (dsn_option != NULL) != 1)
@@ -615,6 +599,22 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server)
 					 vet_detail(server),
 					 errhint("Keys allowed for %s: %s.", known->name,
 							 allowed_key_names(known))));
+
+		/*
+		 * Drivers do not all read braces alike: MariaDB Connector/ODBC
+		 * 3.1.15 honours them only for keys it knows, and for another key
+		 * reads on to the next ';' inside the braces, so a braced value
+		 * could smuggle in a key the allow-list refuses.  Only the driver's
+		 * name (checked against unixODBC's registry above) may be braced.
+		 */
+		if (pg_strcasecmp(ck->key, "Driver") != 0 &&
+			(ck->braced || strpbrk(ck->value, "{};") != NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("the value of connection string key \"%s\" must not be braced or contain braces or semicolons",
+							ck->key),
+					 vet_detail(server),
+					 errhint("Drivers read braces differently; a server owned by a role that is not a superuser may brace only Driver.")));
 	}
 
 	/*
