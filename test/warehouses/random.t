@@ -55,7 +55,9 @@ nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-echo "# seed $SEED (replay: TS_RANDOM_SEED=$SEED TS_RANDOM_CYCLES=$CYCLES prove -v test/warehouses/random.t)"
+REPLAY="TS_RANDOM_SEED=$SEED TS_RANDOM_CYCLES=$CYCLES"
+[[ -n ${TS_WAREHOUSES:-} ]] && REPLAY+=" TS_WAREHOUSES='$TS_WAREHOUSES'"
+echo "# seed $SEED (replay: $REPLAY prove -v test/warehouses/random.t)"
 
 # the destination database of one warehouse
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "ts_random_$W" "$@"; }
