@@ -163,20 +163,14 @@ SecurityUnpinSearchPath(int nestlevel)
 
 /*
  * Act as owner inside a security-restricted operation, with search_path
- * pinned, until SecurityRestore.  The backend's temporary namespace is
- * made first: a restricted operation may not create it, and the staging
- * table lives there.  An error inside unwinds both at transaction abort.
+ * pinned, until SecurityRestore: verify() reads a copy this way in the
+ * caller's session.  It makes no temporary table, so unlike a cycle
+ * (SecurityBeginCycle) it needs no temporary namespace.  An error inside
+ * unwinds both at transaction abort.
  */
 void
 SecurityBecomeOwner(Oid owner, SecurityState *state)
 {
-	Oid			temp_ns;
-	Oid			temp_toast_ns;
-
-	GetTempNamespaceState(&temp_ns, &temp_toast_ns);
-	if (!OidIsValid(temp_ns))
-		(void) LookupCreationNamespace("pg_temp");
-
 	GetUserIdAndSecContext(&state->saved_userid, &state->saved_sec_context);
 	SetUserIdAndSecContext(owner, state->saved_sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
