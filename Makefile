@@ -29,7 +29,8 @@ OBJS = \
 	src/security.o \
 	src/attempt.o \
 	src/deparse.o \
-	src/localsql.o
+	src/localsql.o \
+	src/recovery.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 

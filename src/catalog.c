@@ -483,9 +483,16 @@ CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner)
 }
 
 /*
- * Mark as failed the runs of a table left 'running' by a worker that died
- * (crash, immediate shutdown).  Called while holding the table's cycle
- * lock, so no live cycle can own such a row.
+ * Mark as failed the runs left 'running' by cycles that ended without
+ * recording how (a crash, an immediate shutdown, or a primary that failed
+ * over to this server, a promoted standby): those of the caller's table,
+ * whose cycle lock the caller holds, and those of every table whose worker
+ * (the run's worker_pid) is no longer a treble_sync worker here.  A cycle
+ * records its outcome before its worker exits, and a row is tested only
+ * if it was 'running' when the statement began and still is after its
+ * worker was seen gone, so no live cycle's row is closed.  Called by every
+ * cycle first: the first cycle of any table on a new primary closes them
+ * all.  Returns how many it closed.
  */
 int
 CatalogFailStaleRuns(TableConfig *cfg)
@@ -493,11 +500,14 @@ CatalogFailStaleRuns(TableConfig *cfg)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(cfg->name)};
 
-	return (int) catalog_write("UPDATE treble_sync.runs SET status = 'failed',"
+	return (int) catalog_write("UPDATE treble_sync.runs r SET status = 'failed',"
 							  " finished_at = pg_catalog.clock_timestamp(),"
-							  " error = 'interrupted: the process running this cycle ended before it finished (server crash or shutdown); nothing of it was applied'"
-							  " WHERE table_name OPERATOR(pg_catalog.=) $1"
-							  " AND status OPERATOR(pg_catalog.=) 'running'",
+							  " error = 'interrupted: the process running this cycle ended before it finished (server crash, shutdown or failover); nothing of it was applied'"
+							  " WHERE r.status OPERATOR(pg_catalog.=) 'running'"
+							  " AND (r.table_name OPERATOR(pg_catalog.=) $1"
+							  "  OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a"
+							  "   WHERE a.pid OPERATOR(pg_catalog.=) r.worker_pid"
+							  "   AND a.backend_type OPERATOR(pg_catalog.=) 'treble_sync worker'))",
 							  1, types, values, NULL, SPI_OK_UPDATE);
 }
 

@@ -29,6 +29,7 @@
 #include "attempt.h"
 #include "catalog.h"
 #include "checks.h"
+#include "recovery.h"
 #include "security.h"
 
 /*
@@ -131,6 +132,7 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 	bool	   *enulls;
 	int			n;
 
+	RecoveryRequirePrimary("add_check()");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -237,6 +239,7 @@ treble_sync_drop_check(PG_FUNCTION_ARGS)
 	Oid			owner;
 	char	   *name;
 
+	RecoveryRequirePrimary("drop_check()");
 	if (!CatalogCheckTable(check_id, &owner, &name))
 		PG_RETURN_BOOL(false);
 	SecurityRequireManage(owner, name, "change the checks of");

@@ -33,6 +33,7 @@
 #include "drift.h"
 #include "odbc.h"
 #include "schema.h"
+#include "recovery.h"
 #include "security.h"
 #include "worker.h"
 
@@ -680,6 +681,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	char	   *other;
 	List	   *type_overrides = NIL;
 
+	RecoveryRequirePrimary("add_table()");
 	memset(&cfg, 0, sizeof(cfg));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -864,6 +866,7 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	bool		reset;
 
+	RecoveryRequirePrimary("alter_table()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	require_owner(cfg);
 	before = *cfg;
@@ -963,9 +966,13 @@ PG_FUNCTION_INFO_V1(treble_sync_remove_table);
 Datum
 treble_sync_remove_table(PG_FUNCTION_ARGS)
 {
-	TableConfig *cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	TableConfig *cfg;
 	bool		drop_local = PG_GETARG_BOOL(1);
-	char	   *relname = get_rel_name(cfg->local_relid);
+	char	   *relname;
+
+	RecoveryRequirePrimary("remove_table()");
+	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	relname = get_rel_name(cfg->local_relid);
 
 	require_owner(cfg);
 	if (!WorkerTryLockTable(cfg->table_id))

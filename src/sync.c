@@ -22,6 +22,7 @@
 
 #include "catalog.h"
 #include "cycle.h"
+#include "recovery.h"
 #include "security.h"
 #include "worker.h"
 
@@ -49,6 +50,7 @@ run_named(const char *name, const char *funcname, const char *action, bool full)
 {
 	TableConfig *cfg;
 
+	RecoveryRequirePrimary(funcname);
 	require_read_committed(funcname);
 	cfg = CatalogGetTable(name, false);
 	SecurityRequireRun(cfg, action);
@@ -99,6 +101,7 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	List	   *ids;
 	char	   *server = NULL;
 
+	RecoveryRequirePrimary("sync_all()");
 	require_read_committed("sync_all()");
 	if (!PG_ARGISNULL(0))
 	{

@@ -44,6 +44,7 @@
 #include "fetch.h"
 #include "localsql.h"
 #include "odbc.h"
+#include "recovery.h"
 #include "schema.h"
 #include "security.h"
 #include "stage.h"
@@ -301,6 +302,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	int			nestlevel;
 	SecurityState as_owner;
 
+	RecoveryRequirePrimary("verify()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	daycol = cfg->event_column ? cfg->event_column :
 		(cfg->cursor_kind == CURSOR_TIMESTAMP ? cfg->cursor_column : NULL);
@@ -421,8 +423,10 @@ PG_FUNCTION_INFO_V1(treble_sync_repair);
 Datum
 treble_sync_repair(PG_FUNCTION_ARGS)
 {
-	TableConfig *cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	TableConfig *cfg;
 
+	RecoveryRequirePrimary("repair()");
+	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
 	if (cfg->event_column == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
