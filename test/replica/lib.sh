@@ -132,6 +132,17 @@ $$;
 SQL
 }
 
+# Start the destination again after a stop or a crash (crash recovery). If
+# its port was taken meanwhile (other servers on this machine), let
+# .ci/clusters give it another one and follow it there.
+restart_dest() {
+    running "$TS_DEST_PGDATA" && return 0
+    pg_ctl_as start -D "$TS_DEST_PGDATA" -l "$TS_DIR/dest.log" -w -t 60 >/dev/null 2>&1 && return 0
+    "$CLUSTERS" start "$TS_DIR" >"$WORK/restart.out" 2>&1 || { cat "$WORK/restart.out" >&2; return 1; }
+    # shellcheck source=/dev/null
+    source "$TS_DIR/env"
+}
+
 # Whatever happened: no standby left, the destination running, our
 # database dropped; the plan.
 finish() {
@@ -140,9 +151,7 @@ finish() {
         kill "$pid" 2>/dev/null
     done
     drop_standby
-    running "$TS_DEST_PGDATA" \
-        || pg_ctl_as start -D "$TS_DEST_PGDATA" -l "$TS_DIR/dest.log" -w -t 60 >/dev/null \
-        || echo "# could not restart the destination" >&2
+    restart_dest || echo "# could not restart the destination" >&2
     "$PSQL" -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
     rm -rf "$WORK"
     echo "1..$n"
