@@ -9,6 +9,10 @@
 
 set -u
 
+# The destination's port may have moved since the caller read the env file
+# (a script before this one restarted it on another port).
+# shellcheck source=/dev/null
+source "$TS_DIR/env"
 PSQL=$TS_PG_BIN/psql
 CLUSTERS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.ci" && pwd)/clusters
 WORK=$(mktemp -d)
