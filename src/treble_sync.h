@@ -31,6 +31,7 @@
  *	  verify.c       verify() and repair()
  *	  register.c     add_table(), alter_table(), remove_table()
  *	  sync.c         sync_table(), resync(), sync_all()
+ *	  recovery.c/h   refusing work on a standby
  *
  *-------------------------------------------------------------------------
  */
