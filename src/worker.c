@@ -556,7 +556,6 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 	cfg = CatalogGetTableById(slot->table_id);
 	*cfg_out = cfg;
 	set_ps_display(cfg->name);
-	pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync cycle of %s", cfg->name));
 
 	if (locked)
 	{
@@ -568,6 +567,12 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+
+	/*
+	 * Shown in pg_stat_activity only now that the run row exists: whoever
+	 * finds the worker there and terminates it gets a run logged as failed.
+	 */
+	pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync cycle of %s", cfg->name));
 	return locked;
 }
 

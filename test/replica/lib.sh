@@ -24,15 +24,8 @@ diag() { printf '%s\n' "$*" | head -c 3000 | sed 's/^/#   /'; }
 ok()   { n=$((n + 1)); echo "ok $n - $1"; }
 nok()  { n=$((n + 1)); echo "not ok $n - $1"; }
 # check NAME EXPECTED ACTUAL
-check() {
-    if [[ $2 == "$3" ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        diag "expected: $2"
-        diag "     got: $3"
-    fi
-}
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 # like NAME REGEX ACTUAL
 like() {
     if [[ $3 =~ $2 ]]; then

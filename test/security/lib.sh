@@ -28,15 +28,8 @@ skip() { n=$((n + 1)); echo "ok $n # skip $1"; }
 # a known hole, reported without failing the suite
 todo() { n=$((n + 1)); if [[ $2 == pass ]]; then echo "ok $n - $1 # TODO $3"; else echo "not ok $n - $1 # TODO $3"; fi; }
 # check NAME EXPECTED ACTUAL
-check() {
-    if [[ $2 == "$3" ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        diag "expected: $2"
-        diag "     got: $3"
-    fi
-}
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 # run SQL (stdin or -c ...) in $DB as a role (login), tuples only; fails on
 # the first error
