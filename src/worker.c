@@ -989,6 +989,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		else
 			CycleRun(cfg, conn, &result);
 		ChecksRun(cfg, &result);	/* a failing 'error' check fails the cycle */
+		CycleAnalyzeIfChanged(cfg, &result);
 		CatalogFinishRun(slot->run_id, &result);
 		CatalogSetRunDetails(slot->run_id, attempt, CurrentAttempt->cut, result.drift,
 							 result.warnings);
