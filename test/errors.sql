@@ -159,7 +159,7 @@ SELECT is(status || ' after ' || attempts || ' attempt', 'failed after 1 attempt
 FROM treble_sync.sync_table('err_lite');
 SELECT ok(error LIKE 'SQLite database file "/nonexistent/treble_sync/wh.sqlite" does not exist%',
           'naming the path') FROM pg_temp.last_run('err_lite');
-SELECT throws_ok($$SELECT treble_sync.add_table('err_lite', 'errdsn')$$, 'HV00N',
+SELECT throws_ok($$SELECT treble_sync.add_table('err_lite', 'errdsn', name => 'err_dsn')$$, 'HV00N',
                  'data source "treble_sync_no_such_dsn" is not defined',
                  'a DSN defined nowhere the server reads is an error that says so');
 
