@@ -80,7 +80,7 @@ END
 $$;
 RESET client_min_messages;
 
-SELECT plan(19);
+SELECT plan(20);
 SET client_min_messages = warning;
 
 -- 1. honest status after a first load
@@ -116,6 +116,8 @@ SELECT is(error ~ ('gave up waiting for a lock after treble_sync\.lock_timeout \
                    || (SELECT pid FROM dblink('locker', 'SELECT pg_backend_pid()') AS t(pid int))
                    || ' \(role "' || current_user || '"\)'), true,
           'its run names the blocking process and its role')
+FROM pg_temp.last_run('err_sends');
+SELECT ok(error NOT LIKE '%theirs%', 'and nothing of its query, which only its own role may see')
 FROM pg_temp.last_run('err_sends');
 RESET treble_sync.lock_timeout;
 SELECT dblink_exec('locker', 'ROLLBACK') \g /dev/null
