@@ -196,13 +196,13 @@ notice_progress(ProgressState *p)
 						p->rows, p->bytes / 1024, secs, secs > 0 ? p->rows / secs : 0)));
 }
 
+static void watch_lock_wait(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot);
+
 /*
  * Wait for a started worker to exit, on the latch (the postmaster sets it
  * when the worker's state changes), waking once a second to honour
  * interrupts and, with treble_sync.progress_notices, to report progress.
  */
-static void watch_lock_wait(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot);
-
 static BgwHandleStatus
 wait_for_worker(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot)
 {
@@ -338,11 +338,12 @@ log_unstarted_run(int32 table_id, int waited_ms)
 {
 	TableConfig *cfg = CatalogGetTableById(table_id);
 	int64		run_id = CatalogInsertRun(cfg, "running", GetUserId());
+	char	   *hint = psprintf("Raise max_worker_processes (now %d), run fewer cycles at once, or raise treble_sync.worker_start_timeout.",
+								max_worker_processes);
 
 	CatalogFailRun(run_id,
-				   psprintf("could not start: no background worker slot came free in %d ms (treble_sync.worker_start_timeout); the cycle did not run\n"
-							"HINT: Raise max_worker_processes (now %d), run fewer cycles at once, or raise treble_sync.worker_start_timeout.",
-							waited_ms, max_worker_processes));
+				   psprintf("could not start: no background worker slot came free in %d ms (treble_sync.worker_start_timeout); the cycle did not run\nHINT: %s",
+							waited_ms, hint));
 	CatalogAfterRun(run_id);
 	ereport(WARNING,
 			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -350,8 +351,7 @@ log_unstarted_run(int32 table_id, int waited_ms)
 					cfg->name, waited_ms),
 			 errdetail("Every background worker slot stayed in use; run %lld is logged as failed.",
 					   (long long) run_id),
-			 errhint("Raise max_worker_processes (now %d), run fewer cycles at once, or raise treble_sync.worker_start_timeout.",
-					 max_worker_processes)));
+			 errhint("%s", hint)));
 	return run_id;
 }
 
