@@ -22,8 +22,10 @@ nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
 check() { if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   got: $2"; echo "#   expected: $3"; fi; }
 q()   { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 lite() { $TS_AS_PG sqlite3 -batch "$TS_SQLITE_DB"; }
+# stop and start again, logging to dest.log as before: later suites read it
 restart_dest() {
-    $TS_AS_PG "$TS_PG_BIN/pg_ctl" restart -D "$TS_DEST_PGDATA" -m fast -w -t 60 >/dev/null
+    $TS_AS_PG "$TS_PG_BIN/pg_ctl" stop -D "$TS_DEST_PGDATA" -m fast -w -t 60 >/dev/null
+    $TS_AS_PG "$TS_PG_BIN/pg_ctl" start -D "$TS_DEST_PGDATA" -l "$TS_DIR/dest.log" -w -t 60 >/dev/null
 }
 restore() {
     wait
