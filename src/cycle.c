@@ -396,6 +396,7 @@ CycleAnalyzeIfChanged(TableConfig *cfg, CycleResult *result)
 	run_sql(psprintf("ANALYZE %s", LocalTableName(cfg->local_relid)), 0, NULL, NULL,
 			SPI_OK_UTILITY);
 	SPI_finish();
+	ProgressResume();			/* ANALYZE reported progress of its own */
 }
 
 /* Run a count(*) query with parameters, with the caller's privileges. */
