@@ -11,6 +11,7 @@ EXTVERSION = 0.1.0
 
 OBJS = \
 	src/treble_sync.o \
+	src/lockwait.o \
 	src/option.o \
 	src/odbc.o \
 	src/fetch.o \

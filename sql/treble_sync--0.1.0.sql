@@ -521,9 +521,7 @@ SELECT t.name AS table_name,
                                    WHERE ok.table_name OPERATOR(pg_catalog.=) t.name
                                      AND ok.status OPERATOR(pg_catalog.=) ANY ('{success,empty}'::pg_catalog.text[])), 0)
        ) AS consecutive_failures,
-       (SELECT e.error FROM treble_sync.runs e
-        WHERE e.table_name OPERATOR(pg_catalog.=) t.name AND e.status OPERATOR(pg_catalog.=) 'failed'
-        ORDER BY e.run_id DESC LIMIT 1) AS last_error,
+       CASE WHEN last.status OPERATOR(pg_catalog.=) 'failed' THEN last.error END AS last_error,
        greatest(c.reltuples, 0)::bigint AS rows_estimate
 FROM treble_sync.tables t
 LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.local_table

@@ -419,6 +419,33 @@ CatalogGetTableById(int32 table_id)
 }
 
 /*
+ * Was the registration inserted or changed by the current transaction
+ * (add_table, alter_table, not committed yet)?  A worker runs in a
+ * transaction of its own: it would not see the row, or would wait for
+ * this transaction to release it.
+ */
+bool
+CatalogTableChangedHere(int32 table_id)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(table_id)};
+	bool		here = false;
+
+	SPI_connect();
+	catalog_exec("SELECT xmin FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
+				 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		xmin = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		here = !isnull && TransactionIdIsCurrentTransactionId(DatumGetTransactionId(xmin));
+	}
+	SPI_finish();
+	return here;
+}
+
+/*
  * The enabled tables whose cycles the current role may start (as
  * SecurityMayRun decides), in name order: what sync_all() runs.  The
  * others are left alone, without a run row or an event.

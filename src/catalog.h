@@ -41,6 +41,7 @@ typedef enum CheckSetting
 extern TableConfig *CatalogGetTable(const char *name, bool missing_ok);
 extern TableConfig *CatalogGetTableArg(FunctionCallInfo fcinfo, int argno);
 extern TableConfig *CatalogGetTableById(int32 table_id);
+extern bool CatalogTableChangedHere(int32 table_id);
 extern List *CatalogEnabledTableIds(const char *server);
 extern int64 CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner);
 extern int	CatalogFailStaleRuns(TableConfig *cfg);

@@ -363,6 +363,42 @@ run_sql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
 	return SPI_processed;
 }
 
+/* Share of a copy a cycle must change before it gathers the copy's statistics. */
+#define ANALYZE_CHANGED_SHARE 0.1
+
+/*
+ * Gather the copy's statistics, in the cycle's transaction, when the cycle
+ * changed a large share of it (a first load always: the copy's key index,
+ * built on the empty table, left reltuples at 0).  Readers' plans and the
+ * status view's rows_estimate then follow the copy at once, not at
+ * autovacuum's next visit.  ANALYZE samples a bounded number of rows, so
+ * its cost does not grow with the copy; it runs as the copy's owner,
+ * inside the cycle's security-restricted operation, as autovacuum's does.
+ */
+void
+CycleAnalyzeIfChanged(TableConfig *cfg, CycleResult *result)
+{
+	int64		changed = result->rows_inserted + result->rows_updated + result->rows_deleted;
+	HeapTuple	tup;
+	float4		reltuples;
+
+	if (changed <= 0)
+		return;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(cfg->local_relid));
+	if (!HeapTupleIsValid(tup))
+		return;
+	reltuples = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
+	ReleaseSysCache(tup);
+	if (reltuples > 0 && changed < reltuples * ANALYZE_CHANGED_SHARE)
+		return;
+
+	SPI_connect();
+	run_sql(psprintf("ANALYZE %s", LocalTableName(cfg->local_relid)), 0, NULL, NULL,
+			SPI_OK_UTILITY);
+	SPI_finish();
+	ProgressResume();			/* ANALYZE reported progress of its own */
+}
+
 /* Run a count(*) query with parameters, with the caller's privileges. */
 static int64
 count_sql_with(const char *sql, int nargs, Oid *types, Datum *values)

@@ -17,6 +17,7 @@
 #include "foreign/foreign.h"
 
 extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
+extern void CycleAnalyzeIfChanged(TableConfig *cfg, CycleResult *result);
 extern void CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
 extern void CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day,
 						   CycleResult *result);

@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attempt.h"
@@ -50,6 +51,7 @@ struct OdbcConn
 	SQLHDBC		dbc;
 	bool		connected;
 	char	   *server_name;
+	const char *sqlite_file;	/* an SQLite server's Database=, or NULL */
 	char	   *password;		/* scrubbed from every message we raise */
 	char		quote[8];		/* SQL_IDENTIFIER_QUOTE_CHAR; "" if none */
 	char		escape[8];		/* SQL_SEARCH_PATTERN_ESCAPE; "" if none */
@@ -251,6 +253,36 @@ clickhouse_network_error(const char *msg)
 }
 
 /*
+ * Did the warehouse refuse the credentials?  SQLSTATE class 28 says so; but
+ * psqlODBC reports libpq's refusal as 08001 ("FATAL:  password
+ * authentication failed for user ..."), and ClickHouse's driver every
+ * failure as HY000, so for those the message decides.  Retrying cannot
+ * help (and would count against the warehouse's lockout policy), so such
+ * a failure is never transient.
+ */
+static bool
+odbc_error_is_authentication(const char *state, const char *msg)
+{
+	static const char *const refused[] = {
+		"authentication failed",	/* libpq (password, SCRAM, md5), ClickHouse */
+		"Authentication failed",
+		"no password supplied",	/* libpq: the warehouse asked for one */
+		"Access denied for user",	/* MariaDB, MySQL (they send 28000) */
+		"no pg_hba.conf entry",
+	};
+
+	if (strncmp(state, "28", 2) == 0)
+		return true;
+	if (msg == NULL ||
+		(strncmp(state, "08", 2) != 0 && strcmp(state, "HY000") != 0))
+		return false;
+	for (size_t i = 0; i < lengthof(refused); i++)
+		if (strstr(msg, refused[i]) != NULL)
+			return true;
+	return false;
+}
+
+/*
  * Raise an ERROR for a failed ODBC call, shaped like postgres_fdw's
  * pgfdw_report_error(): the driver's own message is the primary message
  * (the remote text, so errmsg_internal), with a PostgreSQL SQLSTATE mapped
@@ -272,6 +304,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	StringInfoData detail;
 	char		first_state[6] = "HY000";
 	bool		transient;
+	bool		authentication;
 
 	/* a call stopped by OdbcCancelRemoteCall(): report the cancel itself */
 	CHECK_FOR_INTERRUPTS();
@@ -310,8 +343,9 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	 * it is retried and reported as a connection failure, while DETAIL still
 	 * gives the driver's own SQLSTATE.
 	 */
-	transient = odbc_sqlstate_is_transient(first_state);
-	if (!transient && conn && driver_is(conn, DRIVER_CLICKHOUSE) &&
+	authentication = odbc_error_is_authentication(first_state, primary);
+	transient = !authentication && odbc_sqlstate_is_transient(first_state);
+	if (!transient && !authentication && conn && driver_is(conn, DRIVER_CLICKHOUSE) &&
 		strcmp(first_state, "HY000") == 0 && clickhouse_network_error(primary))
 	{
 		transient = true;
@@ -319,7 +353,8 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	}
 	AttemptNoteRemoteError(transient);
 	ereport(ERROR,
-			(errcode(odbc_sqlstate_to_errcode(first_state)),
+			(errcode(authentication ? ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION :
+					 odbc_sqlstate_to_errcode(first_state)),
 			 primary && primary[0] != '\0' ?
 			 errmsg_internal("%s", OptionScrubSecret(primary, password)) :
 			 rc == SQL_INVALID_HANDLE ?
@@ -327,6 +362,8 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 			 errmsg("the ODBC driver returned no diagnostics"),
 			 detail.len > 0 ?
 			 errdetail_internal("%s", OptionScrubSecret(detail.data, password)) : 0,
+			 authentication ?
+			 errhint("The warehouse refused the credentials of the user mapping; this is not retried. Check the mapping's user and password (ALTER USER MAPPING ... OPTIONS (SET password '...')).") : 0,
 			 errcontext("%s", operation),
 			 sql ? errcontext("remote SQL command: %s", sql) : 0));
 }
@@ -379,6 +416,33 @@ OdbcLookupUserMapping(Oid userid, ForeignServer *server)
 	return GetUserMapping(userid, server->serverid);
 }
 
+/*
+ * After the SQLite driver failed to connect: if its database file is not
+ * there (or cannot be reached), say so with its path, instead of the
+ * driver's bare "connect failed".  The path is the server's option, which
+ * every role may read.  Not transient: no retry brings the file back.
+ */
+static void
+sqlite_check_file(OdbcConn *conn)
+{
+	struct stat st;
+
+	if (stat(conn->sqlite_file, &st) == 0)
+		return;
+	AttemptNoteRemoteError(false);
+	if (errno == ENOENT || errno == ENOTDIR)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("SQLite database file \"%s\" does not exist", conn->sqlite_file),
+				 errhint("The worker opens it as the database server's OS user: give the server's Database= the path of an existing file."),
+				 errcontext("connecting to warehouse server \"%s\"", conn->server_name)));
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+			 errmsg("could not access SQLite database file \"%s\": %m", conn->sqlite_file),
+			 errhint("The worker opens it as the database server's OS user, who must be able to read it."),
+			 errcontext("connecting to warehouse server \"%s\"", conn->server_name)));
+}
+
 /* Allocate the connection handle and connect with a full connection string. */
 static void
 odbc_driver_connect(OdbcConn *conn, const char *connstr)
@@ -401,9 +465,13 @@ odbc_driver_connect(OdbcConn *conn, const char *connstr)
 	/* the wide copy holds the password: wipe it at once */
 	memset(wconn, 0, (strlen(connstr) * 2 + 1) * sizeof(SQLWCHAR));
 	if (!SQL_SUCCEEDED(rc) && rc != SQL_NO_DATA)
+	{
+		if (conn->sqlite_file != NULL)
+			sqlite_check_file(conn);
 		odbc_report_error(conn, rc, SQL_HANDLE_DBC, conn->dbc,
 						  psprintf("connecting to warehouse server \"%s\"", conn->server_name),
 						  NULL);
+	}
 	conn->connected = true;
 }
 
@@ -436,6 +504,8 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	 * credentials for the driver.
 	 */
 	connstr = OptionConnectionString(server, mapping, DRIVER_UNKNOWN, streaming, &guess);
+	if (guess == DRIVER_SQLITE)
+		conn->sqlite_file = OptionSqliteFile(server);
 
 	conn->on_reset.func = odbc_release;
 	conn->on_reset.arg = conn;

@@ -422,6 +422,49 @@ data_source_driver(const char *dsn, bool system_only)
 }
 
 /*
+ * The Driver entry of a data source a superuser's server names, wherever
+ * unixODBC finds it for the database server's OS user (as isql run as
+ * that user would): its system odbc.ini, then the user odbc.ini of that
+ * user's environment.  An undefined name is an error here, not the
+ * driver manager's "not found" (or a fallback to a default data source):
+ * who defines the server and who starts its cycles are often different
+ * people, and a DSN a client defined in its own shell's $ODBCINI is never
+ * seen by the server.
+ */
+static char *
+defined_data_source_driver(const char *dsn)
+{
+	char	   *driver = data_source_driver(dsn, false);
+
+	if (driver == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("data source \"%s\" is not defined", dsn),
+				 errdetail("Data sources are read by the database server's OS user: from the system odbc.ini (\"odbcinst -j\" shows its path), then from that user's own ($ODBCINI in the server's environment, else ~/.odbc.ini). An odbc.ini named by ODBCINI in a client's shell is never read."),
+				 errhint("Define the data source, with a Driver entry, in the system odbc.ini, or give the server a connection_string instead.")));
+	return driver;
+}
+
+/*
+ * The SQLite database file a server's connection_string names (its
+ * Database key), or NULL (none, or it comes from a DSN).  Server options
+ * are readable by every role, so naming this path in an error shows
+ * nothing its reader could not see already; a path from a DSN is not
+ * given out.
+ */
+const char *
+OptionSqliteFile(ForeignServer *server)
+{
+	const char *connstr = FdwServerStringOption(server, "connection_string");
+	ConnKey    *database;
+
+	if (connstr == NULL)
+		return NULL;
+	database = find_key(parse_connection_string(connstr), "Database");
+	return database ? database->value : NULL;
+}
+
+/*
  * The family of a driver given by name (registered in odbcinst.ini) or by
  * path: the library that will be loaded decides.
  */
@@ -456,7 +499,7 @@ resolve_family(List *keys, const char *dsn)
 	if (dsnkey)
 		dsn = dsnkey->value;
 	if (dsn)
-		return family_of_driver(data_source_driver(dsn, false));
+		return family_of_driver(defined_data_source_driver(dsn));
 	return DRIVER_UNKNOWN;
 }
 

@@ -45,6 +45,7 @@ extern DriverFamily OptionDriverFamilyOfLibrary(const char *library);
 extern bool OptionSettingsMissing(ForeignServer *server, DriverFamily family,
 								  bool streaming);
 extern const char *OptionMappingPassword(UserMapping *mapping);
+extern const char *OptionSqliteFile(ForeignServer *server);
 extern char *OptionScrubSecret(const char *message, const char *secret);
 
 #endif							/* TREBLE_SYNC_OPTION_H */

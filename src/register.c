@@ -727,12 +727,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(17))
 		type_overrides = parse_column_types(&cfg, PG_GETARG_DATUM(17));
 	if (!PG_ARGISNULL(18))
-	{
 		cfg.masked_columns = parse_mask(&cfg, PG_GETARG_DATUM(18));
-		foreach(lc, cfg.masked_columns)
-			type_overrides = lappend(type_overrides,
-									 makeDefElem(lfirst(lc), (Node *) makeString("pg_catalog.text"), -1));
-	}
 
 	/* the local copy: create it, or check the one that is there */
 	if (PG_ARGISNULL(6))
@@ -781,6 +776,10 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	}
 	else
 	{
+		/* a table add_table creates holds its masked columns as text */
+		foreach(lc, cfg.masked_columns)
+			type_overrides = lappend(type_overrides,
+									 makeDefElem(lfirst(lc), (Node *) makeString("pg_catalog.text"), -1));
 		cfg.local_relid = SchemaCreateLocalTable(local_schema, local_name, rt, cfg.columns,
 												 cfg.key_columns, cfg.event_column,
 												 type_overrides);

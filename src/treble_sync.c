@@ -37,6 +37,12 @@ int			treble_sync_run_retention = 90 * 24 * 60;
 /* treble_sync.verify_checksum: off makes verify() compare key lists */
 bool		treble_sync_verify_checksum = true;
 
+/* treble_sync.lock_timeout (ms): a cycle waits this long for a lock; 0 forever */
+int			treble_sync_lock_timeout = 60 * 1000;
+
+/* treble_sync.worker_start_timeout (ms): wait this long for a worker slot */
+int			treble_sync_worker_start_timeout = 5 * 60 * 1000;
+
 /*
  * Define the settings, and claim the GUC prefix so that a misspelt
  * treble_sync.* setting is an error rather than an ignored placeholder.
@@ -89,5 +95,23 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("treble_sync.lock_timeout",
+							"How long a cycle waits for a lock before it fails.",
+							"A cycle blocked this long by another session fails, and its "
+							"run names the blocking process; 0 waits without limit.",
+							&treble_sync_lock_timeout,
+							60 * 1000, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("treble_sync.worker_start_timeout",
+							"How long sync_table() waits for a free background worker slot.",
+							"A cycle that finds none free for this long is logged as a "
+							"failed run; 0 does not wait.",
+							&treble_sync_worker_start_timeout,
+							5 * 60 * 1000, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

@@ -178,5 +178,7 @@ extern int	treble_sync_max_parallel;
 extern int	treble_sync_freshness_alert;
 extern int	treble_sync_run_retention;
 extern bool treble_sync_verify_checksum;
+extern int	treble_sync_lock_timeout;
+extern int	treble_sync_worker_start_timeout;
 
 #endif							/* TREBLE_SYNC_H */

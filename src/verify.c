@@ -271,6 +271,18 @@ find_day(List *days, DayAgg *key)
 	return NULL;
 }
 
+/* Order of verify's rows: by day, the rows without a day last. */
+static int
+day_order(const ListCell *a, const ListCell *b)
+{
+	const DayAgg *x = lfirst(a);
+	const DayAgg *y = lfirst(b);
+
+	if (x->null_day || y->null_day)
+		return (int) x->null_day - (int) y->null_day;
+	return x->day < y->day ? -1 : x->day > y->day ? 1 : 0;
+}
+
 /*
  * verify(name, since, repair): one row per day, the warehouse's and the
  * copy's figures side by side; with repair, the mismatching days are
@@ -373,6 +385,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	foreach(lc, local)
 		if (find_day(remote, lfirst(lc)) == NULL)
 			all = lappend(all, lfirst(lc));
+	list_sort(all, day_order);
 
 	InitMaterializedSRF(fcinfo, 0);
 	foreach(lc, all)

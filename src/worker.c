@@ -54,6 +54,7 @@
 #include "cycle.h"
 #include "drift.h"
 #include "load.h"
+#include "lockwait.h"
 #include "odbc.h"
 #include "option.h"
 #include "progress.h"
@@ -75,7 +76,10 @@ typedef struct WorkerSlot
 	Timestamp	repair_day;		/* repair(): the event day to refresh; 0 if none */
 	int			freshness_alert;	/* the caller's settings, which the worker */
 	int			run_retention;	/* takes over (a SET does not reach it otherwise) */
+	int			lock_timeout;
 	int64		run_id;			/* set by the worker once its run row exists */
+	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
+	char		blockers[LOCKWAIT_BLOCKERS_LEN];	/* who the worker last waited for */
 	ProgressState progress;		/* the worker's progress, for NOTICEs */
 } WorkerSlot;
 
@@ -87,6 +91,7 @@ typedef struct HelperArgs
 	Oid			user_id;
 	int32		table_id;
 	int64		run_id;
+	int			lock_timeout;
 } HelperArgs;
 
 /* maintenance_work_mem of a worker (the default is 64MB) */
@@ -94,6 +99,9 @@ typedef struct HelperArgs
 
 /* Seconds between two progress NOTICEs. */
 #define PROGRESS_NOTICE_SECS 5
+
+/* How often a caller with no free worker slot tries again. */
+#define SLOT_RETRY_MS 200
 
 static volatile sig_atomic_t got_sigterm = false;
 static volatile sig_atomic_t got_sigint = false;
@@ -188,13 +196,15 @@ notice_progress(ProgressState *p)
 						p->rows, p->bytes / 1024, secs, secs > 0 ? p->rows / secs : 0)));
 }
 
+static void watch_lock_wait(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot);
+
 /*
  * Wait for a started worker to exit, on the latch (the postmaster sets it
  * when the worker's state changes), waking once a second to honour
  * interrupts and, with treble_sync.progress_notices, to report progress.
  */
 static BgwHandleStatus
-wait_for_worker(BackgroundWorkerHandle *handle, WorkerSlot *slot)
+wait_for_worker(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot)
 {
 	TimestampTz last_notice = GetCurrentTimestamp();
 
@@ -210,6 +220,7 @@ wait_for_worker(BackgroundWorkerHandle *handle, WorkerSlot *slot)
 						 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+		watch_lock_wait(table_id, handle, slot);
 
 		if (treble_sync_progress_notices &&
 			TimestampDifferenceExceeds(last_notice, GetCurrentTimestamp(),
@@ -256,11 +267,117 @@ typedef struct WorkerRun
 } WorkerRun;
 
 /*
- * Start the worker of one cycle (full: a resync).  False if no background
- * worker slot is free.
+ * While a caller waits for its worker: if the worker waits for a lock,
+ * look at who holds it.  This session (an open transaction that changed
+ * the copy, or locked it) would never release it while it waits for the
+ * worker, and PostgreSQL's deadlock detector cannot see a wait for a
+ * process to exit: stop the worker and say what to do.  Another session
+ * is noted in the slot, for the run's error should the cycle give up at
+ * treble_sync.lock_timeout.
+ */
+static void
+watch_lock_wait(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot)
+{
+	pid_t		pid;
+	bool		mine;
+	char		blockers[LOCKWAIT_BLOCKERS_LEN];
+
+	if (GetBackgroundWorkerPid(handle, &pid) != BGWH_STARTED ||
+		!LockWaitBlockers(pid, &mine, blockers, sizeof(blockers)))
+		return;
+	if (mine)
+	{
+		slot->blocked_by_caller = true;
+		pg_memory_barrier();
+		TerminateBackgroundWorker(handle);
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_DEADLOCK_DETECTED),
+				 errmsg("the cycle of table \"%s\" waits for a lock that this transaction holds",
+						CatalogGetTableById(table_id)->name),
+				 errdetail("The cycle runs in another process, which would wait for this transaction to end while this transaction waits for the cycle. This transaction changed or locked the copy (or its registration)."),
+				 errhint("Commit or roll back first: start the cycle in a transaction of its own.")));
+	}
+	if (blockers[0] != '\0' && strcmp(blockers, slot->blockers) != 0)
+		strlcpy(slot->blockers, blockers, sizeof(slot->blockers));
+}
+
+/*
+ * Register a background worker, waiting up to wait_ms for a free slot
+ * (another cycle's, or any other worker's, to end): the postmaster tells
+ * nobody when a slot frees, so try again every SLOT_RETRY_MS.  False if
+ * none came free in time.
  */
 static bool
-start_worker(WorkerRun *run, bool full, Timestamp repair_day)
+register_worker_waiting(BackgroundWorker *bgw, BackgroundWorkerHandle **handle, int wait_ms)
+{
+	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
+
+	for (;;)
+	{
+		long		left;
+
+		if (RegisterDynamicBackgroundWorker(bgw, handle))
+			return true;
+		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
+		if (left <= 0)
+			return false;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(left, SLOT_RETRY_MS), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * A cycle that could not start, for want of a worker slot: logged as a
+ * failed run, in the caller's transaction, so that status, metrics() and
+ * the NOTIFY events see the table miss its cycle.  Returns its run id.
+ */
+static int64
+log_unstarted_run(int32 table_id, int waited_ms)
+{
+	TableConfig *cfg = CatalogGetTableById(table_id);
+	int64		run_id = CatalogInsertRun(cfg, "running", GetUserId());
+	char	   *hint = psprintf("Raise max_worker_processes (now %d), run fewer cycles at once, or raise treble_sync.worker_start_timeout.",
+								max_worker_processes);
+
+	CatalogFailRun(run_id,
+				   psprintf("could not start: no background worker slot came free in %d ms (treble_sync.worker_start_timeout); the cycle did not run\nHINT: %s",
+							waited_ms, hint));
+	CatalogAfterRun(run_id);
+	ereport(WARNING,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("could not start a treble_sync worker for table \"%s\" within %d ms",
+					cfg->name, waited_ms),
+			 errdetail("Every background worker slot stayed in use; run %lld is logged as failed.",
+					   (long long) run_id),
+			 errhint("%s", hint)));
+	return run_id;
+}
+
+/*
+ * The cycle's worker would run in a transaction of its own: refuse a
+ * registration this transaction added or changed, which it would not see
+ * (or would wait for).
+ */
+static void
+require_committed_registration(int32 table_id)
+{
+	if (CatalogTableChangedHere(table_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the registration of table \"%s\" is not committed yet",
+						CatalogGetTableById(table_id)->name),
+				 errdetail("add_table() or alter_table() changed it in this transaction, and the cycle runs in another process, which cannot see that change."),
+				 errhint("Commit the transaction, then start the cycle.")));
+}
+
+/*
+ * Start the worker of one cycle (full: a resync), waiting up to wait_ms
+ * for a free background worker slot.  False if none came free.
+ */
+static bool
+start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 {
 	BackgroundWorker bgw;
 
@@ -275,12 +392,13 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day)
 	run->slot->repair_day = repair_day;
 	run->slot->freshness_alert = treble_sync_freshness_alert;
 	run->slot->run_retention = treble_sync_run_retention;
+	run->slot->lock_timeout = treble_sync_lock_timeout;
 
 	describe_worker(&bgw, "treble_sync_worker_main",
 					psprintf("treble_sync cycle of table id %d", run->table_id));
 	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(run->seg));
 
-	if (!RegisterDynamicBackgroundWorker(&bgw, &run->handle))
+	if (!register_worker_waiting(&bgw, &run->handle, wait_ms))
 	{
 		dsm_detach(run->seg);
 		run->seg = NULL;
@@ -336,17 +454,15 @@ run_one(int32 table_id, bool full, Timestamp repair_day)
 
 	memset(&run, 0, sizeof(run));
 	run.table_id = table_id;
-	if (!start_worker(&run, full, repair_day))
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("could not start a treble_sync worker"),
-				 errhint("All background worker slots are in use: raise max_worker_processes, or run fewer cycles at once.")));
+	require_committed_registration(table_id);
+	if (!start_worker(&run, full, repair_day, treble_sync_worker_start_timeout))
+		return log_unstarted_run(table_id, treble_sync_worker_start_timeout);
 
 	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
 	{
 		status = WaitForBackgroundWorkerStartup(run.handle, &pid);
 		if (status == BGWH_STARTED)
-			status = wait_for_worker(run.handle, run.slot);
+			status = wait_for_worker(table_id, run.handle, run.slot);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
 
@@ -393,11 +509,26 @@ WorkerRunCycles(List *table_ids, int max_parallel)
 	volatile int next = 0;
 	volatile int active = 0;
 	List	   *run_ids;
+	ListCell   *lc;
 
-	set.n = list_length(table_ids);
-	set.runs = palloc0(sizeof(WorkerRun) * Max(set.n, 1));
-	for (int i = 0; i < set.n; i++)
-		set.runs[i].table_id = list_nth_int(table_ids, i);
+	set.n = 0;
+	set.runs = palloc0(sizeof(WorkerRun) * Max(list_length(table_ids), 1));
+	foreach(lc, table_ids)
+	{
+		int32		table_id = lfirst_int(lc);
+
+		/* as sync_table() would refuse it; the other tables go on */
+		if (CatalogTableChangedHere(table_id))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("skipping table \"%s\": its registration is not committed yet",
+							CatalogGetTableById(table_id)->name),
+					 errhint("Commit the transaction that called add_table() or alter_table() first.")));
+			continue;
+		}
+		set.runs[set.n++].table_id = table_id;
+	}
 
 	PG_ENSURE_ERROR_CLEANUP(terminate_workers_on_exit, PointerGetDatum(&set));
 	{
@@ -406,14 +537,16 @@ WorkerRunCycles(List *table_ids, int max_parallel)
 			/* start what may start; with no slot free, wait for one */
 			while (active < max_parallel && next < set.n)
 			{
-				if (!start_worker(&set.runs[next], false, 0))
+				/* with cycles of its own running, wait for one of them */
+				int			wait_ms = active == 0 ? treble_sync_worker_start_timeout : 0;
+
+				if (!start_worker(&set.runs[next], false, 0, wait_ms))
 				{
-					if (active == 0)
-						ereport(ERROR,
-								(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-								 errmsg("could not start a treble_sync worker"),
-								 errhint("All background worker slots are in use: raise max_worker_processes, or lower treble_sync.max_parallel.")));
-					break;
+					if (active > 0)
+						break;
+					set.runs[next].run_id = log_unstarted_run(set.runs[next].table_id, wait_ms);
+					next++;
+					continue;
 				}
 				next++;
 				active++;
@@ -433,6 +566,7 @@ WorkerRunCycles(List *table_ids, int max_parallel)
 
 				if (!run->running)
 					continue;
+				watch_lock_wait(run->table_id, run->handle, run->slot);
 				switch (GetBackgroundWorkerPid(run->handle, &pid))
 				{
 					case BGWH_STOPPED:
@@ -713,6 +847,7 @@ start_chunk_helpers(TableConfig *cfg, int64 run_id, int n)
 	args.user_id = GetUserId();
 	args.table_id = cfg->table_id;
 	args.run_id = run_id;
+	args.lock_timeout = treble_sync_lock_timeout;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -859,6 +994,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		else
 			CycleRun(cfg, conn, &result);
 		ChecksRun(cfg, &result);	/* a failing 'error' check fails the cycle */
+		CycleAnalyzeIfChanged(cfg, &result);
 		CatalogFinishRun(slot->run_id, &result);
 		CatalogSetRunDetails(slot->run_id, attempt, CurrentAttempt->cut, result.drift,
 							 result.warnings);
@@ -952,6 +1088,34 @@ wait_before_retry(long ms)
 }
 
 /*
+ * A cycle that failed on a lock says whose: the caller's own transaction
+ * (the caller stopped it, and told its session why), or the blocking
+ * sessions the caller saw, once treble_sync.lock_timeout ran out.  The
+ * blockers are named as pg_stat_activity names them to every role
+ * (lockwait.c).
+ */
+static void
+explain_lock_failure(WorkerSlot *slot, ErrorData *edata)
+{
+	pg_memory_barrier();
+	if (slot->blocked_by_caller)
+	{
+		edata->message = "the session that started this cycle holds a lock the cycle needs (an open transaction that changed or locked the copy); nothing of it was applied";
+		edata->detail = NULL;
+		edata->hint = "Start the cycle in a transaction of its own.";
+	}
+	else if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+	{
+		edata->message = psprintf("gave up waiting for a lock after treble_sync.lock_timeout (%d ms); nothing of the cycle was applied",
+								  treble_sync_lock_timeout);
+		edata->detail = slot->blockers[0] != '\0' ?
+			psprintf("The cycle was waiting for %s.", pnstrdup(slot->blockers, sizeof(slot->blockers))) :
+			NULL;
+		edata->hint = "See what the blocking session does in pg_stat_activity and end its transaction, or raise treble_sync.lock_timeout.";
+	}
+}
+
+/*
  * Transaction 2, with retries: a cycle that fails on a lost connection or
  * a timeout is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries
  * times; any other error, or a cancel, fails it at once.  The run log
@@ -974,7 +1138,10 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		if (attempt > max_retries || got_sigterm || got_sigint ||
 			!CurrentAttempt->transient)
 		{
-			char	   *text = describe_error(edata, cfg->name, slot->run_id);
+			char	   *text;
+
+			explain_lock_failure(slot, edata);
+			text = describe_error(edata, cfg->name, slot->run_id);
 
 			start_transaction();
 			CatalogFailRun(slot->run_id, text);
@@ -1016,6 +1183,19 @@ worker_start_signals(void)
 }
 
 /*
+ * treble_sync.lock_timeout of the caller, as this worker's lock_timeout
+ * (and its own treble_sync.lock_timeout, which it hands to its helpers):
+ * a cycle blocked by another session's lock gives up instead of waiting
+ * for ever.
+ */
+static void
+set_lock_timeout(int ms)
+{
+	SetConfigOption("treble_sync.lock_timeout", psprintf("%d", ms), PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("lock_timeout", psprintf("%d", ms), PGC_USERSET, PGC_S_SESSION);
+}
+
+/*
  * Connect to the caller's database as its session user and, until the
  * cycle starts, act as the caller's current role (it may differ after SET
  * ROLE); the cycle itself runs as the table's owner.
@@ -1044,6 +1224,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 	worker_start_signals();
 	worker_connect(args.database_id, args.session_user_id, args.user_id);
+	set_lock_timeout(args.lock_timeout);
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync chunk loader",
 								ALLOCSET_DEFAULT_SIZES);
 	AttemptBegin(cxt);			/* notes the chunk being loaded */
@@ -1119,6 +1300,7 @@ treble_sync_worker_main(Datum main_arg)
 					PGC_SUSET, PGC_S_SESSION);
 	SetConfigOption("treble_sync.run_retention", psprintf("%d", slot->run_retention),
 					PGC_SUSET, PGC_S_SESSION);
+	set_lock_timeout(slot->lock_timeout);
 
 	if (begin_run(slot, &cfg, &tag, cxt))
 	{

@@ -25,7 +25,9 @@ $$) \g /dev/null
 SELECT name FROM treble_sync.add_table('tap_sends', 'tapwh', key_columns => '{deployment_id}',
                                        event_column => 'scheduled_at') \g /dev/null
 
--- the pid of the worker running a cycle of a table, waiting up to 10 s
+-- the pid of the worker running a cycle of a table, once its 'running' run
+-- row is committed (a signal before that stops the worker before it logs
+-- a run), waiting up to 10 s
 CREATE OR REPLACE FUNCTION pg_temp.worker_pid(tab text) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
     p int;
@@ -34,7 +36,10 @@ BEGIN
         PERFORM pg_stat_clear_snapshot();
         SELECT pid INTO p FROM pg_stat_activity
         WHERE backend_type = 'treble_sync worker' AND query = 'treble_sync cycle of ' || tab;
-        IF p IS NOT NULL THEN RETURN p; END IF;
+        IF p IS NOT NULL AND EXISTS (SELECT 1 FROM treble_sync.runs r WHERE r.table_name = tab
+                                     AND r.status = 'running' AND r.worker_pid = p) THEN
+            RETURN p;
+        END IF;
         PERFORM pg_sleep(0.05);
     END LOOP;
     RETURN NULL;

@@ -50,6 +50,16 @@ SELECT c.id,
 FROM contacts c, (SELECT salt FROM treble_sync.mask_salt ORDER BY created_at LIMIT 1) s ORDER BY c.id;
 SELECT count(DISTINCT user_phone) AS distinct_phones FROM contacts;
 SELECT count(*) AS clear_values FROM contacts WHERE user_phone LIKE '+34%';
+-- a local table that exists already, with the masked column as text:
+-- mask needs no column_types there; a masked column of another type is refused
+CREATE TABLE contacts_pre (id int PRIMARY KEY, user_phone text, user_id bigint, synced_at timestamp);
+SELECT treble_sync.add_table('contacts', 'wh', name => 'contacts_pre', local_table => 'contacts_pre',
+    mask => '{"user_phone": "sha256", "user_id": "sha256"}');
+SELECT name, mask FROM treble_sync.add_table('contacts', 'wh', name => 'contacts_pre',
+    local_table => 'contacts_pre', mask => '{"user_phone": "sha256"}');
+SELECT status, rows_inserted FROM treble_sync.sync_table('contacts_pre');
+SELECT id, length(user_phone) AS len, user_id FROM contacts_pre ORDER BY id;
+SELECT treble_sync.remove_table('contacts_pre', drop_local => true);
 -- nobody but the extension's owner reads the salt
 CREATE ROLE regress_curious;
 SET ROLE regress_curious;
