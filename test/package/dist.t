@@ -56,7 +56,7 @@ check "every file is under $NAME/" bash -c '[[ -s $1 ]] && ! grep -v "^$2/" "$1"
 git -C "$ROOT" ls-tree -r --name-only HEAD \
     | git -C "$ROOT" check-attr --stdin export-ignore \
     | sed -n 's/: export-ignore: unspecified$//p' | sort >"$TMP/expected"
-sed -n "s|^$NAME/||p" "$TMP/listing" | grep -v '/$' | sort >"$TMP/files"
+sed -n "s|^$NAME/||p" "$TMP/listing" | grep -v -e '/$' -e '^$' | sort >"$TMP/files"
 check "it holds HEAD's files less the export-ignore paths of .gitattributes" \
     diff "$TMP/expected" "$TMP/files"
 check "it holds no .ci/, debian/, test/ or third_party/" \
