@@ -65,6 +65,17 @@ clean-clusters:
 	rm -rf test/regress/results test/regress/regression.diffs test/regress/regression.out
 
 
+# make dist: the release archive for PGXN, treble_sync-0.1.0.zip, of the
+# committed tree (git archive HEAD) less what .gitattributes marks
+# export-ignore (the test clusters, the Debian packaging, the demo, the
+# benchmarks, third_party/); it builds, installs and runs `make installcheck`
+# on its own. DIST_DIR: where to write it (default: here).
+DISTNAME = $(EXTENSION)-$(EXTVERSION)
+DIST_DIR ?= .
+.PHONY: dist
+dist:
+	git archive --format=zip --prefix=$(DISTNAME)/ -o $(DIST_DIR)/$(DISTNAME).zip HEAD
+
 # PGXS tracks no header dependencies: every object depends on every
 # header of src/ (a header change is rare, a full rebuild is quick).
 $(OBJS): $(wildcard src/*.h)
