@@ -801,6 +801,7 @@ StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	}
 	PG_FINALLY();
 	{
+		FetchEnd(state.block);	/* before the statement or the slots go */
 		if (state.sha)
 			pg_cryptohash_free(state.sha);
 		feed = NULL;
