@@ -26,9 +26,6 @@
  */
 #include "postgres.h"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/builtins.h"
@@ -63,33 +60,6 @@ typedef struct FetchColumn
 	SQLLEN	   *ind;
 } FetchColumn;
 
-/*
- * Reading ahead: a thread of its own fetches the next block into a second
- * set of slots while the caller works on the current one (see
- * FetchNextBlock).  The thread calls SQLFetch and nothing else; the fields
- * it shares with the caller are guarded by lock.
- */
-typedef struct FetchAhead
-{
-	pthread_t	thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool		started;
-	bool		requested;		/* a fetch is asked for, into set */
-	bool		in_flight;		/* asked for and not returned yet */
-	bool		quit;
-	int			set;			/* the set of slots being filled */
-	SQLRETURN	rc;				/* what SQLFetch returned */
-	SQLLEN		bind_offset;	/* SQL_ATTR_ROW_BIND_OFFSET_PTR: set * set_bytes */
-	SQLULEN		fetched;		/* SQL_ATTR_ROWS_FETCHED_PTR */
-	SQLLEN		set_bytes;		/* bytes from one set of slots to the other */
-	SQLULEN		nrows[2];		/* rows fetched into each set */
-	SQLUSMALLINT *status[2];	/* their row status, copied from row_status */
-	char	  **long_values;	/* per row and column: a value read whole */
-	size_t	   *long_lens;
-	MemoryContext long_cxt;		/* holds them for the current block */
-} FetchAhead;
-
 struct FetchBlock
 {
 	OdbcConn   *conn;
@@ -103,8 +73,6 @@ struct FetchBlock
 	FetchColumn *cols;
 	char	   *whole;			/* a value read whole with SQLGetData */
 	size_t		whole_size;
-	FetchAhead *ahead;			/* reading ahead, or NULL */
-	int			cur;			/* with ahead: the set of slots of this block */
 };
 
 /* Whether a column's declared size counts characters. */
@@ -299,179 +267,17 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 	set_stmt_attr(b, SQL_ATTR_ROW_STATUS_PTR, b->row_status, "binding the row status array");
 	set_stmt_attr(b, SQL_ATTR_ROWS_FETCHED_PTR, &b->nrows, "binding the fetched-rows counter");
 
-	/*
-	 * Read ahead where a block's long values can be read again before the
-	 * next block is fetched (psqlODBC): two sets of slots in one arena, the
-	 * driver told which one to fill by the bind offset.
-	 */
-	if (!b->exact && b->max_rows > 1)
-	{
-		FetchAhead *a = palloc0(sizeof(FetchAhead));
-		SQLLEN		set_bytes = 0;
-		char	   *arena;
-
-		for (int i = 0; i < ncols; i++)
-			set_bytes += MAXALIGN(b->cols[i].width * b->max_rows) +
-				MAXALIGN(sizeof(SQLLEN) * b->max_rows);
-		arena = palloc(set_bytes * 2);
-		for (int i = 0; i < ncols; i++)
-		{
-			FetchColumn *c = &b->cols[i];
-
-			c->slots = arena;
-			arena += MAXALIGN(c->width * b->max_rows);
-			c->ind = (SQLLEN *) arena;
-			arena += MAXALIGN(sizeof(SQLLEN) * b->max_rows);
-		}
-		a->set_bytes = set_bytes;
-		for (int s = 0; s < 2; s++)
-			a->status[s] = palloc0(sizeof(SQLUSMALLINT) * b->max_rows);
-		a->long_values = palloc0(sizeof(char *) * ncols * b->max_rows);
-		a->long_lens = palloc0(sizeof(size_t) * ncols * b->max_rows);
-		a->long_cxt = AllocSetContextCreate(CurrentMemoryContext, "treble_sync long values",
-											ALLOCSET_DEFAULT_SIZES);
-		pthread_mutex_init(&a->lock, NULL);
-		pthread_cond_init(&a->cond, NULL);
-		b->ahead = a;
-		set_stmt_attr(b, SQL_ATTR_ROW_BIND_OFFSET_PTR, &a->bind_offset,
-					  "binding the row bind offset");
-		/* the driver writes these from the thread: the caller reads copies */
-		set_stmt_attr(b, SQL_ATTR_ROWS_FETCHED_PTR, &a->fetched,
-					  "binding the fetched-rows counter");
-	}
-
 	for (int i = 0; i < ncols; i++)
 	{
 		FetchColumn *c = &b->cols[i];
 		SQLRETURN	rc;
 
-		if (b->ahead == NULL)
-		{
-			c->slots = palloc(c->width * b->max_rows);
-			c->ind = palloc(sizeof(SQLLEN) * b->max_rows);
-		}
+		c->slots = palloc(c->width * b->max_rows);
+		c->ind = palloc(sizeof(SQLLEN) * b->max_rows);
 		rc = SQLBindCol(stmt, i + 1, c->c_type, c->slots, c->width, c->ind);
 		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "binding a column of a remote result");
 	}
 	return b;
-}
-
-/*
- * The read-ahead thread: fetch into the set of slots asked for, hand the
- * outcome back, wait for the next request.  It runs nothing of
- * PostgreSQL's, and every signal is blocked in it.
- */
-static void *
-ahead_main(void *arg)
-{
-	FetchBlock *b = arg;
-	FetchAhead *a = b->ahead;
-
-	pthread_mutex_lock(&a->lock);
-	for (;;)
-	{
-		int			set;
-		SQLRETURN	rc;
-
-		while (!a->requested && !a->quit)
-			pthread_cond_wait(&a->cond, &a->lock);
-		if (a->quit)
-			break;
-		a->requested = false;
-		set = a->set;
-		pthread_mutex_unlock(&a->lock);
-
-		a->bind_offset = set * a->set_bytes;
-		a->fetched = 0;
-		rc = SQLFetch(b->stmt);
-		a->nrows[set] = a->fetched;
-		memcpy(a->status[set], b->row_status, sizeof(SQLUSMALLINT) * b->max_rows);
-
-		pthread_mutex_lock(&a->lock);
-		a->rc = rc;
-		a->in_flight = false;
-		pthread_cond_broadcast(&a->cond);
-	}
-	pthread_mutex_unlock(&a->lock);
-	return NULL;
-}
-
-/*
- * Ask the read-ahead thread to fetch the next block into a set of slots,
- * starting the thread first if need be.  The statement is the one a cancel
- * stops until the fetch is waited for.
- */
-static void
-ahead_request(FetchBlock *b, int set)
-{
-	FetchAhead *a = b->ahead;
-
-	if (!a->started)
-	{
-		sigset_t	all;
-		sigset_t	saved;
-		int			err;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &saved);
-		err = pthread_create(&a->thread, NULL, ahead_main, b);
-		pthread_sigmask(SIG_SETMASK, &saved, NULL);
-		if (err != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-					 errmsg("could not start the read-ahead thread: %s", strerror(err))));
-		a->started = true;
-	}
-	OdbcBeginRemoteCall(b->stmt);
-	pthread_mutex_lock(&a->lock);
-	a->set = set;
-	a->requested = true;
-	a->in_flight = true;
-	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-}
-
-/* Wait for the fetch asked for; returns what SQLFetch returned. */
-static SQLRETURN
-ahead_wait(FetchBlock *b)
-{
-	FetchAhead *a = b->ahead;
-
-	pthread_mutex_lock(&a->lock);
-	while (a->in_flight)
-		pthread_cond_wait(&a->cond, &a->lock);
-	pthread_mutex_unlock(&a->lock);
-	OdbcEndRemoteCall();
-	return a->rc;
-}
-
-/*
- * Stop reading ahead: cancel a fetch in flight (after an error), wait for
- * it, and end the thread.  The caller calls it before the statement or the
- * slots go away, on success and on error.
- */
-void
-FetchEnd(FetchBlock *b)
-{
-	FetchAhead *a = b->ahead;
-	bool		in_flight;
-
-	if (a == NULL || !a->started)
-		return;
-	pthread_mutex_lock(&a->lock);
-	in_flight = a->in_flight;
-	pthread_mutex_unlock(&a->lock);
-	if (in_flight)
-	{
-		(void) SQLCancel(b->stmt);
-		(void) ahead_wait(b);
-	}
-	pthread_mutex_lock(&a->lock);
-	a->quit = true;
-	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-	pthread_join(a->thread, NULL);
-	a->started = false;
 }
 
 /* How column col (from 0) of a block is handed out by FetchValue. */
@@ -495,66 +301,6 @@ too_long_for_declared_size(FetchBlock *b)
 					   OdbcDriverDescription(b->conn))));
 }
 
-static ssize_t read_whole(FetchBlock *b, int col, SQLSMALLINT c_type);
-
-/*
- * FetchNextBlock when reading ahead: take the block the thread fetched,
- * read its long values whole while the driver is still on it, and let the
- * thread fetch the next block while the caller works on this one.
- */
-static int
-ahead_next_block(FetchBlock *b)
-{
-	FetchAhead *a = b->ahead;
-	SQLRETURN	rc;
-	int			nrows;
-
-	if (!a->started)
-		ahead_request(b, 0);
-	rc = ahead_wait(b);
-	CHECK_FOR_INTERRUPTS();
-	if (rc == SQL_NO_DATA)
-		return 0;
-	OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "fetching rows from the warehouse");
-
-	b->cur = a->set;
-	b->nrows = a->nrows[b->cur];
-	MemoryContextReset(a->long_cxt);
-	for (SQLULEN r = 0; r < b->nrows; r++)
-	{
-		if (a->status[b->cur][r] == SQL_ROW_ERROR)
-			OdbcCheck(b->conn, SQL_ERROR, SQL_HANDLE_STMT, b->stmt,
-					  "fetching a row from the warehouse");
-		for (int col = 0; col < b->ncols; col++)
-		{
-			FetchColumn *c = &b->cols[col];
-			SQLLEN		ind = *(SQLLEN *) ((char *) &c->ind[r] + a->bind_offset);
-			SQLLEN		room = c->width - (c->kind == FETCH_TEXT ? sizeof(SQLWCHAR) : 0);
-			ssize_t		n;
-			SQLRETURN	prc;
-
-			a->long_values[r * b->ncols + col] = NULL;
-			if ((c->kind != FETCH_TEXT && c->kind != FETCH_BINARY) ||
-				ind == SQL_NULL_DATA || (ind != SQL_NO_TOTAL && ind <= room))
-				continue;
-
-			/* longer than its slot: position on the row and read it whole */
-			prc = SQLSetPos(b->stmt, r + 1, SQL_POSITION, SQL_LOCK_NO_CHANGE);
-			OdbcCheck(b->conn, prc, SQL_HANDLE_STMT, b->stmt,
-					  "positioning on a row to read a long value");
-			n = read_whole(b, col, c->c_type);
-			if (n < 0)
-				continue;
-			a->long_values[r * b->ncols + col] = MemoryContextAlloc(a->long_cxt, n + 1);
-			memcpy(a->long_values[r * b->ncols + col], b->whole, n);
-			a->long_lens[r * b->ncols + col] = n;
-		}
-	}
-	nrows = b->nrows;
-	ahead_request(b, 1 - b->cur);
-	return nrows;
-}
-
 /* Fetch the next block; returns its number of rows, 0 at the end. */
 int
 FetchNextBlock(FetchBlock *b)
@@ -562,9 +308,6 @@ FetchNextBlock(FetchBlock *b)
 	SQLRETURN	rc;
 
 	CHECK_FOR_INTERRUPTS();
-
-	if (b->ahead)
-		return ahead_next_block(b);
 
 	b->nrows = 0;
 	OdbcBeginRemoteCall(b->stmt);
@@ -653,31 +396,21 @@ FetchValue(FetchBlock *b, int row, int col, const char **data, size_t *len)
 	if (b->bound)
 	{
 		SQLLEN		room = c->width - (c->kind == FETCH_TEXT ? sizeof(SQLWCHAR) : 0);
-		SQLLEN		offset = b->ahead ? b->cur * b->ahead->set_bytes : 0;
-		const char *slot = c->slots + offset + (size_t) row * c->width;
 
-		ind = *(SQLLEN *) ((char *) &c->ind[row] + offset);
+		ind = c->ind[row];
 		if (ind == SQL_NULL_DATA)
 			return false;
 		if (c->kind == FETCH_INT64 || c->kind == FETCH_TIMESTAMP)
 		{
-			*data = slot;
+			*data = c->slots + (size_t) row * c->width;
 			*len = c->width;
 			return true;
 		}
 		if (ind != SQL_NO_TOTAL && ind <= room)
 		{
-			*data = slot;
+			*data = c->slots + (size_t) row * c->width;
 			*len = ind;
 			return true;
-		}
-
-		/* read whole when its block came in */
-		if (b->ahead)
-		{
-			*data = b->ahead->long_values[row * b->ncols + col];
-			*len = b->ahead->long_lens[row * b->ncols + col];
-			return *data != NULL;
 		}
 
 		/* longer than its slot, which was to hold any value */

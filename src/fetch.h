@@ -31,7 +31,6 @@ extern FetchBlock *FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols,
 							  const bool *is_binary);
 extern FetchKind FetchColumnKind(FetchBlock *block, int col);
 extern int	FetchNextBlock(FetchBlock *block);
-extern void FetchEnd(FetchBlock *block);
 extern bool FetchValue(FetchBlock *block, int row, int col, const char **data,
 					   size_t *len);
 extern bool FetchNextRow(OdbcConn *conn, SQLHSTMT stmt);

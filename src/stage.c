@@ -9,7 +9,11 @@
  * machinery: the ODBC result is turned into COPY text on the fly by a
  * data-source callback, so type input, multi-insert batching and encoding
  * conversion are COPY's, and no value is ever spliced into SQL.  Memory
- * holds one row at a time, whatever the size of the pull.
+ * holds one batch at a time, whatever the size of the pull.
+ *
+ * A pull into an empty copy (StageTarget.copy_relid) copies each batch
+ * into the copy itself, and only a batch the copy refuses goes to the
+ * staging table, for cycle.c to merge.
  *
  *-------------------------------------------------------------------------
  */
@@ -423,7 +427,10 @@ rollback_data_error(MemoryContext cxt, ResourceOwner owner)
 	return edata;
 }
 
-/* COPY lines [from, to) of the batch into the staging table. */
+/*
+ * COPY lines [from, to) of the batch into rel (the staging table, or the
+ * copy with its synced columns named).
+ */
 static void
 copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, int from, int to)
 {
@@ -801,7 +808,6 @@ StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	}
 	PG_FINALLY();
 	{
-		FetchEnd(state.block);	/* before the statement or the slots go */
 		if (state.sha)
 			pg_cryptohash_free(state.sha);
 		feed = NULL;
