@@ -1283,6 +1283,29 @@ CatalogCheckTable(int64 check_id, Oid *owner, char **name)
 	return found;
 }
 
+/*
+ * Whether a table has checks that read the rows a cycle pulled (range,
+ * not_null, references, unique: run_checks() reads them from the staging
+ * table), as opposed to the copy's newest row or the run log.
+ */
+bool
+CatalogHasRowChecks(int32 table_id)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(table_id)};
+	bool		found;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT 1 FROM treble_sync.checks c"
+							  " WHERE c.table_id OPERATOR(pg_catalog.=) $1"
+							  " AND c.kind OPERATOR(pg_catalog.<>) ALL ('{freshness,volume}'::pg_catalog.text[])",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look the checks up");
+	found = SPI_processed > 0;
+	SPI_finish();
+	return found;
+}
+
 /* Remove a check (drop_check, which has checked the caller may). */
 void
 CatalogDeleteCheck(int64 check_id)

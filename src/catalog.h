@@ -77,6 +77,7 @@ extern Datum CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
 								const char *severity);
 extern bool CatalogCheckTable(int64 check_id, Oid *owner, char **name);
 extern void CatalogDeleteCheck(int64 check_id);
+extern bool CatalogHasRowChecks(int32 table_id);
 extern void CatalogRecordVerification(const char *table_name, const char *cut, int days,
 									  int mismatched, bool checksum);
 

@@ -37,6 +37,7 @@
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
@@ -233,7 +234,7 @@ remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 
 /* Pull the rows of a pull (or of one slice of it) into the staging table. */
 static void
-pull_slice(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
+pull_slice(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
 		   PullSlice *slice, CycleResult *result)
 {
 	OdbcParam	params[PULL_MAX_PARAMS];
@@ -242,7 +243,7 @@ pull_slice(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
 
 	OdbcExecute(conn, stmt, sql, nparams, params);
-	StageLoad(stage_relid, cfg, conn, stmt, result);
+	StageLoad(target, cfg, conn, stmt, result);
 	OdbcFreeStatement(conn, stmt);
 }
 
@@ -280,7 +281,7 @@ count_pull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
  * wide is pulled whole, however many rows share that value.
  */
 static void
-pull_in_slices(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
+pull_in_slices(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
 			   int64 lo, int64 hi, int64 rows, int64 slice_rows, int *slices,
 			   CycleResult *result)
 {
@@ -294,7 +295,7 @@ pull_in_slices(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec
 	{
 		if (rows > 0)
 		{
-			pull_slice(cfg, conn, stage_relid, spec, &slice, result);
+			pull_slice(cfg, conn, target, spec, &slice, result);
 			(*slices)++;
 		}
 		return;
@@ -303,9 +304,9 @@ pull_in_slices(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec
 	slice.hi = mid;
 	if (!count_pull(cfg, conn, spec, &slice, &lower_rows, &ignored))
 		lower_rows = 0;
-	pull_in_slices(cfg, conn, stage_relid, spec, lo, mid, lower_rows, slice_rows, slices,
+	pull_in_slices(cfg, conn, target, spec, lo, mid, lower_rows, slice_rows, slices,
 				   result);
-	pull_in_slices(cfg, conn, stage_relid, spec, mid, hi, Max(rows - lower_rows, 1),
+	pull_in_slices(cfg, conn, target, spec, mid, hi, Max(rows - lower_rows, 1),
 				   slice_rows, slices, result);
 }
 
@@ -321,7 +322,7 @@ pull_in_slices(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec
  * same rows.
  */
 static void
-pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
+pull_rows(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
 		  CycleResult *result)
 {
 	int64		slice_rows;
@@ -335,17 +336,17 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, Oid stage_relid, PullSpec *spec,
 									"slice_rows", DEFAULT_SLICE_ROWS);
 	if (!spec->have_cut || slice_rows == 0 || OdbcDriverStreams(conn))
 	{
-		pull_slice(cfg, conn, stage_relid, spec, NULL, result);
+		pull_slice(cfg, conn, target, spec, NULL, result);
 		return;
 	}
 	if (!count_pull(cfg, conn, spec, NULL, &rows, &first))
 		return;					/* nothing to pull */
 	if (rows <= slice_rows)
 	{
-		pull_slice(cfg, conn, stage_relid, spec, NULL, result);
+		pull_slice(cfg, conn, target, spec, NULL, result);
 		return;
 	}
-	pull_in_slices(cfg, conn, stage_relid, spec, first - 1, spec->cut, rows, slice_rows,
+	pull_in_slices(cfg, conn, target, spec, first - 1, spec->cut, rows, slice_rows,
 				   &slices, result);
 	ereport(DEBUG1,
 			(errmsg_internal("pulled " INT64_FORMAT " rows of \"%s\" in %d slices: ODBC driver %s cannot stream",
@@ -651,24 +652,100 @@ CycleWindowBound(TableConfig *cfg, Timestamp cut)
 }
 
 /*
+ * Whether a pull can go straight into the copy instead of through the
+ * staging table: the copy is empty, so what the pull brings is all it will
+ * hold and nothing in it needs refreshing, and a unique index on the key
+ * makes a repeated key an error, which sends its batch to the staging
+ * table to be merged (merge_refused).  Not for a chunk that other workers
+ * load alongside, a partitioned copy (its unique index holds the
+ * partition key too), a copy whose row-level security applies to its owner
+ * (COPY would bypass the policies), or a table with checks that read the
+ * pulled rows from the staging table.
+ */
+static bool
+can_load_direct(TableConfig *cfg, ApplyKind kind, const char *qlocal)
+{
+	bool		empty;
+
+	if (kind == APPLY_CONCURRENT ||
+		get_rel_relkind(cfg->local_relid) != RELKIND_RELATION ||
+		!SchemaHasKeyIndex(cfg->local_relid, cfg->key_columns) ||
+		check_enable_rls(cfg->local_relid, InvalidOid, true) == RLS_ENABLED ||
+		CatalogHasRowChecks(cfg->table_id))
+		return false;
+	SPI_connect();
+	empty = count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT 1) e",
+							   qlocal)) == 0;
+	SPI_finish();
+	return empty;
+}
+
+/*
+ * After a pull straight into an empty copy: apply the batches the copy
+ * refused (a key it already held from an earlier batch, a key twice in the
+ * batch, a value its types reject), which went to the staging table.  The
+ * newer version of a key wins by the rule dedup_stage applies, so the
+ * outcome is the same as through the staging table alone.  The copy held
+ * nothing before the pull: every key counts once, as inserted.
+ */
+static void
+merge_refused(TableConfig *cfg, const char *qlocal, CycleResult *result)
+{
+	char	   *set = LocalSetList(cfg, "s");
+
+	index_stage(cfg);
+	dedup_stage(cfg);
+	if (set[0] != '\0')
+		run_sql(psprintf("UPDATE %s t SET %s FROM " STAGE_TABLE " s WHERE %s AND %s",
+						 qlocal, set, LocalKeyJoin(cfg, "t", "s"),
+						 LocalNewerVersion(cfg, "s", "t")),
+				0, NULL, NULL, SPI_OK_UPDATE);
+	result->rows_inserted +=
+		run_sql(psprintf("INSERT INTO %s AS t (%s) SELECT %s FROM " STAGE_TABLE " s"
+						 " ON CONFLICT (%s) DO NOTHING",
+						 qlocal, LocalColumnList(cfg->columns, NULL),
+						 LocalColumnList(cfg->columns, "s"),
+						 LocalColumnList(cfg->key_columns, NULL)),
+				0, NULL, NULL, SPI_OK_INSERT);
+}
+
+/*
  * Pull one set of rows into staging and apply it to the copy: steps 2 to 4
  * for a cycle and for the last step of a chunked load, steps 2 and 3 for a
  * chunk.  With a window, the copy's rows from the bound on are made equal
- * to the warehouse's.
+ * to the warehouse's.  A pull into an empty copy (a first load, a resync
+ * of an empty copy) is written straight into it where it can be
+ * (can_load_direct): one write instead of two.
  */
 static void
 pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 			   CycleResult *result)
 {
-	Oid			stage_relid = StageCreate(cfg);
+	StageTarget target;
 	char	   *qlocal = LocalTableName(cfg->local_relid);
 	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
 	Timestamp	bound_hi = (spec->have_window && spec->bound_hi != 0) ? spec->bound_hi : DT_NOEND;
 
-	pull_rows(cfg, conn, stage_relid, spec, result);
+	memset(&target, 0, sizeof(target));
+	target.stage_relid = StageCreate(cfg);
+	if (can_load_direct(cfg, kind, qlocal))
+		target.copy_relid = cfg->local_relid;
+
+	pull_rows(cfg, conn, &target, spec, result);
 
 	ProgressPhase(PROGRESS_PHASE_MERGING);
 	SPI_connect();
+	if (OidIsValid(target.copy_relid))
+	{
+		result->rows_inserted = target.direct_rows;
+		if (target.staged_rows > 0)
+			merge_refused(cfg, qlocal, result);
+		ereport(DEBUG1,
+				(errmsg_internal("loaded " INT64_FORMAT " rows of \"%s\" straight into the copy, " INT64_FORMAT " through the staging table",
+								 target.direct_rows, cfg->name, target.staged_rows)));
+		SPI_finish();
+		return;
+	}
 	index_stage(cfg);
 	dedup_stage(cfg);
 	switch (kind)				/* step 3 */

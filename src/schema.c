@@ -511,6 +511,77 @@ SchemaCreateLocalTable(const char *schema, const char *relname, RemoteTable *rt,
 }
 
 /*
+ * Whether a table has a valid, immediate unique index on exactly the given
+ * columns (in any order), with no predicate and no expression: the index
+ * an upsert by key, and a first load straight into the copy, rely on.
+ */
+static bool
+has_unique_index(Relation rel, const AttrNumber *keyatts, int nkeys)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		found = false;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index idx;
+		bool		covers = true;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		idx = (Form_pg_index) GETSTRUCT(tup);
+		if (idx->indisunique && idx->indimmediate && idx->indisvalid &&
+			idx->indnkeyatts == nkeys &&
+			heap_attisnull(tup, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(tup, Anum_pg_index_indexprs, NULL))
+		{
+			for (int k = 0; k < nkeys && covers; k++)
+			{
+				bool		in_index = false;
+
+				for (int j = 0; j < nkeys; j++)
+					if (idx->indkey.values[j] == keyatts[k])
+						in_index = true;
+				covers = in_index;
+			}
+			if (covers)
+				found = true;
+		}
+		ReleaseSysCache(tup);
+	}
+	list_free(indexes);
+	return found;
+}
+
+/*
+ * Whether a local table has a unique index on the key alone, so that a
+ * row whose key it already holds cannot go in a second time.
+ */
+bool
+SchemaHasKeyIndex(Oid relid, List *key_columns)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	AttrNumber	keyatts[INDEX_MAX_KEYS];
+	int			nkeys = 0;
+	ListCell   *lc;
+	bool		found;
+
+	foreach(lc, key_columns)
+	{
+		keyatts[nkeys] = get_attnum(relid, lfirst(lc));
+		if (keyatts[nkeys] == InvalidAttrNumber || ++nkeys == INDEX_MAX_KEYS)
+		{
+			table_close(rel, AccessShareLock);
+			return false;
+		}
+	}
+	found = has_unique_index(rel, keyatts, nkeys);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
  * Check that an existing local table can hold the copy: every synced
  * column exists, and a unique index covers exactly the key, so that the
  * upsert by key is well defined.
@@ -520,7 +591,6 @@ SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	ListCell   *lc;
-	List	   *indexes;
 	bool		found = false;
 	int			nkeys = list_length(key_columns);
 	AttrNumber	keyatts[INDEX_MAX_KEYS];
@@ -574,35 +644,7 @@ SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns)
 		nkeys = i;
 	}
 
-	indexes = RelationGetIndexList(rel);
-	foreach(lc, indexes)
-	{
-		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
-		Form_pg_index idx;
-		bool		covers = true;
-
-		if (!HeapTupleIsValid(tup))
-			continue;
-		idx = (Form_pg_index) GETSTRUCT(tup);
-		if (idx->indisunique && idx->indimmediate && idx->indisvalid &&
-			idx->indnkeyatts == nkeys &&
-			heap_attisnull(tup, Anum_pg_index_indpred, NULL) &&
-			heap_attisnull(tup, Anum_pg_index_indexprs, NULL))
-		{
-			for (int k = 0; k < nkeys && covers; k++)
-			{
-				bool		in_index = false;
-
-				for (int j = 0; j < nkeys; j++)
-					if (idx->indkey.values[j] == keyatts[k])
-						in_index = true;
-				covers = in_index;
-			}
-			if (covers)
-				found = true;
-		}
-		ReleaseSysCache(tup);
-	}
+	found = has_unique_index(rel, keyatts, nkeys);
 
 	if (!found)
 	{

@@ -45,5 +45,6 @@ extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,
 								   RemoteTable *rt, List *columns, List *key_columns,
 								   const char *event_column, List *type_overrides);
 extern void SchemaCheckLocalTable(Oid relid, List *columns, List *key_columns);
+extern bool SchemaHasKeyIndex(Oid relid, List *key_columns);
 
 #endif							/* TREBLE_SYNC_SCHEMA_H */

@@ -9,7 +9,11 @@
  * machinery: the ODBC result is turned into COPY text on the fly by a
  * data-source callback, so type input, multi-insert batching and encoding
  * conversion are COPY's, and no value is ever spliced into SQL.  Memory
- * holds one row at a time, whatever the size of the pull.
+ * holds one batch at a time, whatever the size of the pull.
+ *
+ * A pull into an empty copy (StageTarget.copy_relid) copies each batch
+ * into the copy itself, and only a batch the copy refuses goes to the
+ * staging table, for cycle.c to merge.
  *
  *-------------------------------------------------------------------------
  */
@@ -77,6 +81,10 @@ typedef struct StageFeed
 	int64		first_row;		/* pull row number of the batch's first line */
 	int64		reported_rows;	/* rows and bytes already in the progress report */
 	int64		reported_bytes;
+	/* the copy, when batches go straight into it (StageTarget.copy_relid) */
+	Relation	copy_rel;
+	ParseState *copy_pstate;
+	List	   *copy_columns;	/* the synced columns: the copy may have more */
 } StageFeed;
 
 /* Rows between two progress updates. */
@@ -419,15 +427,18 @@ rollback_data_error(MemoryContext cxt, ResourceOwner owner)
 	return edata;
 }
 
-/* COPY lines [from, to) of the batch into the staging table. */
+/*
+ * COPY lines [from, to) of the batch into rel (the staging table, or the
+ * copy with its synced columns named).
+ */
 static void
-copy_lines(Relation rel, ParseState *pstate, List *options, int from, int to)
+copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, int from, int to)
 {
 	CopyFromState cstate;
 
 	feed->copy_pos = feed->offsets[from];
 	feed->copy_end = feed->offsets[to];
-	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, stage_copy_source, NIL, options);
+	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, stage_copy_source, columns, options);
 	ProgressResume();			/* COPY took the progress slots over */
 	CopyFrom(cstate);
 	EndCopyFrom(cstate);
@@ -440,7 +451,7 @@ copy_lines(Relation rel, ParseState *pstate, List *options, int from, int to)
  * lines loaded.  Any other error is raised.
  */
 static ErrorData *
-try_copy_lines(Relation rel, ParseState *pstate, List *options, int from, int to)
+try_copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, int from, int to)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -450,7 +461,7 @@ try_copy_lines(Relation rel, ParseState *pstate, List *options, int from, int to
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		copy_lines(rel, pstate, options, from, to);
+		copy_lines(rel, pstate, columns, options, from, to);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -621,7 +632,7 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 	int			col = -1;
 	char	   *key = NULL;
 
-	edata = try_copy_lines(rel, pstate, options, 0, feed->nlines);
+	edata = try_copy_lines(rel, pstate, NIL, options, 0, feed->nlines);
 	if (edata == NULL)
 		return;
 
@@ -632,7 +643,7 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 		line = -1;
 		for (int l = 0; l < feed->nlines && line < 0; l++)
 		{
-			ErrorData  *e = try_copy_lines(rel, pstate, options, l, l + 1);
+			ErrorData  *e = try_copy_lines(rel, pstate, NIL, options, l, l + 1);
 
 			if (e != NULL)
 			{
@@ -663,9 +674,10 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
  * once a slice.
  */
 void
-StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
+StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		  CycleResult *result)
 {
+	Oid			stage_relid = target->stage_relid;
 	Relation	rel;
 	ParseState *pstate;
 	List	   *options;
@@ -733,6 +745,15 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	pstate = make_parsestate(NULL);
 	addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL, false, false);
 	options = list_make1(makeDefElem("encoding", (Node *) makeString("UTF8"), -1));
+	if (OidIsValid(target->copy_relid))
+	{
+		state.copy_rel = table_open(target->copy_relid, RowExclusiveLock);
+		state.copy_pstate = make_parsestate(NULL);
+		addRangeTableEntryForRelation(state.copy_pstate, state.copy_rel, RowExclusiveLock,
+									  NULL, false, false);
+		foreach(lc, cfg->columns)
+			state.copy_columns = lappend(state.copy_columns, makeString(lfirst(lc)));
+	}
 
 	state.reported_rows = result->rows_pulled;
 	state.reported_bytes = result->bytes_pulled;
@@ -747,12 +768,25 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		{
 			ErrorData  *edata;
 
+			if (feed->copy_rel != NULL)
+			{
+				/* straight into the copy; a batch it refuses goes to staging */
+				edata = try_copy_lines(feed->copy_rel, feed->copy_pstate, feed->copy_columns,
+									   options, 0, feed->nlines);
+				if (edata == NULL)
+				{
+					target->direct_rows += feed->nlines;
+					continue;
+				}
+				FreeErrorData(edata);
+			}
+			target->staged_rows += feed->nlines;
 			if (cfg->on_bad_row == BAD_ROW_FAIL)
 			{
 				copy_or_explain(rel, pstate, options);
 				continue;
 			}
-			if (try_copy_lines(rel, pstate, options, 0, feed->nlines) == NULL)
+			if (try_copy_lines(rel, pstate, NIL, options, 0, feed->nlines) == NULL)
 				continue;
 			/* a bad value in the batch: load it row by row */
 			for (int l = 0; l < feed->nlines; l++)
@@ -760,7 +794,7 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 				int			bad_line;
 				int			bad_col;
 
-				edata = try_copy_lines(rel, pstate, options, l, l + 1);
+				edata = try_copy_lines(rel, pstate, NIL, options, l, l + 1);
 				if (edata == NULL)
 					continue;
 				if (!locate_bad_value(l, l + 1, &bad_line, &bad_col))
@@ -792,6 +826,11 @@ StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 
 	free_parsestate(pstate);
 	table_close(rel, NoLock);
+	if (state.copy_rel != NULL)
+	{
+		free_parsestate(state.copy_pstate);
+		table_close(state.copy_rel, NoLock);
+	}
 	MemoryContextSwitchTo(old_cxt);
 	MemoryContextDelete(load_cxt);
 }

@@ -23,8 +23,21 @@
 #define STAGE_TABLE_NAME "treble_sync_stage"
 #define STAGE_TABLE "pg_temp." STAGE_TABLE_NAME
 
+/*
+ * Where the rows of a pull go.  With a copy, each batch is written straight
+ * into it, and only a batch the copy refuses (a key it already holds, a
+ * value its types reject) goes to the staging table, for the merge.
+ */
+typedef struct StageTarget
+{
+	Oid			stage_relid;	/* the staging table */
+	Oid			copy_relid;		/* written first; InvalidOid: staging only */
+	int64		direct_rows;	/* rows written straight into the copy */
+	int64		staged_rows;	/* rows sent to the staging table */
+} StageTarget;
+
 extern Oid	StageCreate(TableConfig *cfg);
-extern void StageLoad(Oid stage_relid, TableConfig *cfg, OdbcConn *conn,
+extern void StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn,
 					  SQLHSTMT stmt, CycleResult *result);
 
 #endif							/* TREBLE_SYNC_STAGE_H */

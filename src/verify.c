@@ -192,7 +192,7 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	OdbcParam	params[VERIFY_MAX_PARAMS];
 	int			nparams = 0;
 	SQLHSTMT	stmt;
-	Oid			stage;
+	StageTarget target;
 	char	   *qlocal = LocalTableName(cfg->local_relid);
 	const char *lday = quote_identifier(daycol);
 	const char *lcur = quote_identifier(cfg->cursor_column);
@@ -209,7 +209,8 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	vcfg.masked_columns = NIL;
 	vcfg.absent_columns = NIL;
 	vcfg.on_bad_row = BAD_ROW_FAIL;
-	stage = StageCreate(&vcfg);
+	memset(&target, 0, sizeof(target));
+	target.stage_relid = StageCreate(&vcfg);
 
 	sql = DeparseVerifyKeys(cfg, conn, vcfg.columns, daycol, cut, have_since, since, keyed,
 							params, &nparams);
@@ -217,7 +218,7 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	memset(&result, 0, sizeof(result));
 	stmt = OdbcAllocStatement(conn);
 	OdbcExecute(conn, stmt, sql, nparams, params);
-	StageLoad(stage, &vcfg, conn, stmt, &result);
+	StageLoad(&target, &vcfg, conn, stmt, &result);
 	OdbcFreeStatement(conn, stmt);
 	CommandCounterIncrement();	/* the rows just copied are to be read */
 
