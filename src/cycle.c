@@ -692,7 +692,10 @@ window_by_keys(TableConfig *cfg, PullSpec *spec)
 
 /*
  * The registration as the key-only window check pulls it: the key columns
- * and the cursor, unmasked, a bad value failing the cycle.
+ * and the cursor, unmasked (window_by_keys() refuses masked keys).  A bad
+ * key (NULL, or a value the local type rejects) fails the cycle as it
+ * would in a full pull; under 'quarantine' or 'skip' it is passed over,
+ * the row having been set aside when it came whole.
  */
 static TableConfig
 window_keys_config(TableConfig *cfg)
@@ -704,7 +707,8 @@ window_keys_config(TableConfig *cfg)
 		kcfg.columns = lappend(kcfg.columns, cfg->cursor_column);
 	kcfg.masked_columns = NIL;
 	kcfg.absent_columns = NIL;
-	kcfg.on_bad_row = BAD_ROW_FAIL;
+	if (kcfg.on_bad_row != BAD_ROW_FAIL)
+		kcfg.on_bad_row = BAD_ROW_SKIP;
 	return kcfg;
 }
 
