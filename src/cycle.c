@@ -638,9 +638,11 @@ CycleWindowBound(TableConfig *cfg, Timestamp cut)
 /*
  * Whether a key column's values can go back to the warehouse as bound
  * parameters that compare as the warehouse's own: an integer column as
- * SQL_BIGINT, a character column as text.  Anything else (a timestamp,
- * a uuid, a number with a scale, a column given another local type, a
- * masked column, whose copy holds only a hash) cannot.
+ * SQL_BIGINT, a variable-length text column as text, judged by the local
+ * type and the warehouse's type name as recorded.  Anything else (a
+ * timestamp, a uuid, a number with a scale, char(n), a column given
+ * another local type, a masked column, whose copy holds only a hash)
+ * cannot.
  */
 static bool
 key_column_bindable(TableConfig *cfg, const char *column)
@@ -664,8 +666,9 @@ key_column_bindable(TableConfig *cfg, const char *column)
 	lower = asc_tolower(sig, strlen(sig));
 	if (type == INT2OID || type == INT4OID || type == INT8OID)
 		return strstr(lower, "int") != NULL && strstr(lower, "uint64") == NULL;
+	/* variable-length text: not char(n) or FixedString, which pad */
 	if (type == TEXTOID || type == VARCHAROID)
-		return (strstr(lower, "char") != NULL || strstr(lower, "text") != NULL ||
+		return (strstr(lower, "varchar") != NULL || strstr(lower, "text") != NULL ||
 				strstr(lower, "string") != NULL) && strstr(lower, "fixed") == NULL;
 	return false;
 }
