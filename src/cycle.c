@@ -941,9 +941,13 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	ProgressPhase(PROGRESS_PHASE_MERGING);
 	SPI_connect();
 	if (!by_keys)
-		index_stage(cfg);		/* pull_window_differences() indexed it */
+		index_stage(cfg);
 	else
+	{
+		/* pull_window_differences() indexed it; its rows grew since */
 		run_sql("ANALYZE " STAGE_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+		ProgressResume();		/* ANALYZE reported its own progress */
+	}
 	dedup_stage(cfg);
 	switch (kind)				/* step 3 */
 	{
