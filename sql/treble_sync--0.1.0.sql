@@ -48,6 +48,7 @@ CREATE TABLE treble_sync.tables (
     remote_columns jsonb,
     on_bad_row    text NOT NULL DEFAULT 'fail' CHECK (on_bad_row IN ('fail', 'quarantine', 'skip')),
     max_bad_row_ratio real NOT NULL DEFAULT 0.02 CHECK (max_bad_row_ratio BETWEEN 0 AND 1),
+    hot_window_check text NOT NULL DEFAULT 'keys' CHECK (hot_window_check IN ('keys', 'rows')),
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
     load_cut      text,
@@ -232,7 +233,8 @@ CREATE FUNCTION treble_sync.add_table(
     mask          jsonb    DEFAULT NULL,
     schema_drift  text     DEFAULT 'halt',
     on_bad_row    text     DEFAULT 'fail',
-    max_bad_row_ratio real DEFAULT 0.02)
+    max_bad_row_ratio real DEFAULT 0.02,
+    hot_window_check text  DEFAULT 'keys')
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -279,7 +281,8 @@ CREATE FUNCTION treble_sync.alter_table(
     mask          jsonb    DEFAULT NULL,
     schema_drift  text     DEFAULT NULL,
     on_bad_row    text     DEFAULT NULL,
-    max_bad_row_ratio real DEFAULT NULL)
+    max_bad_row_ratio real DEFAULT NULL,
+    hot_window_check text  DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_alter_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;

@@ -257,7 +257,7 @@ static const char *table_select =
 " schema_drift, all_columns,"
 " ARRAY(SELECT k FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
 " ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
-" on_bad_row, max_bad_row_ratio, owner::oid"
+" on_bad_row, max_bad_row_ratio, owner::oid, hot_window_check"
 " FROM treble_sync.tables";
 
 /*
@@ -297,6 +297,7 @@ enum
 	Anum_select_on_bad_row,
 	Anum_select_max_bad_row_ratio,
 	Anum_select_owner,
+	Anum_select_hot_window_check,
 	Natts_select
 };
 
@@ -340,6 +341,7 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->on_bad_row = CatalogParseBadRow(spi_text_or_null(tup, desc, Anum_select_on_bad_row));
 	cfg->max_bad_row_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, Anum_select_max_bad_row_ratio, &isnull));
 	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, Anum_select_owner, &isnull));
+	cfg->window_check = CatalogParseWindowCheck(spi_text_or_null(tup, desc, Anum_select_hot_window_check));
 	{
 		List	   *names = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_remote_column_names, &isnull));
 		List	   *sigs = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_remote_column_signatures, &isnull));
@@ -1118,9 +1120,9 @@ CatalogParseDrift(const char *name)
 Datum
 CatalogSetRemoteColumns(TableConfig *cfg)
 {
-	Oid			types[8] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, BOOLOID,
-	TEXTOID, FLOAT4OID};
-	Datum		values[8];
+	Oid			types[9] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, BOOLOID,
+	TEXTOID, FLOAT4OID, TEXTOID};
+	Datum		values[9];
 	List	   *names = NIL;
 	List	   *sigs = NIL;
 	ListCell   *lc;
@@ -1140,13 +1142,39 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 	values[5] = BoolGetDatum(cfg->all_columns);
 	values[6] = CStringGetTextDatum(value_name(bad_row_names, cfg->on_bad_row));
 	values[7] = Float4GetDatum((float4) cfg->max_bad_row_ratio);
+	values[8] = CStringGetTextDatum(CatalogWindowCheckName(cfg->window_check));
 
 	return catalog_write_returning("UPDATE treble_sync.tables AS t SET columns = $4, schema_drift = $5, all_columns = $6,"
-								   " on_bad_row = $7, max_bad_row_ratio = $8,"
+								   " on_bad_row = $7, max_bad_row_ratio = $8, hot_window_check = $9,"
 								   " remote_columns = (SELECT pg_catalog.jsonb_object_agg(n, s)"
 								   "  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS x(n, s))"
 								   " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-								   8, types, values, NULL, SPI_OK_UPDATE_RETURNING);
+								   9, types, values, NULL, SPI_OK_UPDATE_RETURNING);
+}
+
+/* hot_window_check's catalog names, in the order of WindowCheck. */
+static const char *const window_check_names[2] = {"keys", "rows"};
+
+/* The catalog's name of a hot_window_check value. */
+const char *
+CatalogWindowCheckName(WindowCheck check)
+{
+	return window_check_names[check == WINDOW_CHECK_ROWS ? 1 : 0];
+}
+
+/* A hot_window_check value from its catalog name (NULL: the default), or an error. */
+WindowCheck
+CatalogParseWindowCheck(const char *name)
+{
+	if (name == NULL || strcmp(name, window_check_names[0]) == 0)
+		return WINDOW_CHECK_KEYS;
+	if (strcmp(name, window_check_names[1]) == 0)
+		return WINDOW_CHECK_ROWS;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("hot_window_check must be 'keys' or 'rows', not \"%s\"", name),
+			 errhint("'keys' compares the window's keys and cursors and re-pulls the rows that differ; 'rows' pulls every row of the window.")));
+	return WINDOW_CHECK_KEYS;	/* keep the compiler quiet */
 }
 
 /* A bad-row policy from its catalog name (value_name() gives the name). */

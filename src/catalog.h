@@ -71,6 +71,8 @@ extern void CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
 							  const char *column, const char *raw, const char *reason);
 extern BadRowPolicy CatalogParseBadRow(const char *name);
 extern DriftPolicy CatalogParseDrift(const char *name);
+extern WindowCheck CatalogParseWindowCheck(const char *name);
+extern const char *CatalogWindowCheckName(WindowCheck check);
 extern void CatalogInsertCheckResults(int64 run_id, const char *table_name, const char *json);
 extern Datum CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
 								const NullableDatum settings[CHECK_NSETTINGS],

@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
@@ -36,8 +37,10 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/formatting.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
@@ -58,6 +61,14 @@
 static bool remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
 							 const char *column, bool integer, bool bounded,
 							 int64 cut, int64 *result);
+
+/*
+ * The table of a key-only window check: the key columns and the cursor of
+ * the warehouse's rows in the hot window, beside the staging table.  Gone
+ * at commit, and dropped once the window is refreshed.
+ */
+#define WINDOW_KEYS_NAME "treble_sync_window_keys"
+#define WINDOW_KEYS_TABLE "pg_temp." WINDOW_KEYS_NAME
 
 /* What a pull is applied as. */
 typedef enum ApplyKind
@@ -593,11 +604,13 @@ upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *resul
  * Step 4: remove from the copy's hot window every row the warehouse's
  * window (as pulled, cursor <= T) no longer has.  Runs after the upsert, so
  * a row whose event date moved out of the window has already moved in the
- * copy too and is left alone.
+ * copy too and is left alone.  With by_keys, the window's keys the
+ * warehouse still has are those of WINDOW_KEYS_TABLE as well as the staged
+ * rows of the window.
  */
 static void
 refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp bound_hi,
-			   CycleResult *result)
+			   bool by_keys, CycleResult *result)
 {
 	const char *ev = quote_identifier(cfg->event_column);
 	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
@@ -607,8 +620,10 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 	sql = psprintf("DELETE FROM %s t WHERE t.%s OPERATOR(pg_catalog.>=) $1"
 				   " AND t.%s OPERATOR(pg_catalog.<) $2"
 				   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
-				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
-				   qlocal, ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev);
+				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)%s",
+				   qlocal, ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev,
+				   by_keys ? psprintf(" AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %s)",
+									  LocalKeyJoin(cfg, "t", "w")) : "");
 	result->rows_deleted = run_sql(sql, 2, types, values, SPI_OK_DELETE);
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
@@ -710,6 +725,286 @@ merge_refused(TableConfig *cfg, const char *qlocal, CycleResult *result)
 }
 
 /*
+ * The most keys whose rows a key-only window check re-pulls by key; past
+ * this the window's rows are pulled whole, as 'rows' does.
+ */
+#define WINDOW_REPULL_MAX_KEYS 10000
+
+/*
+ * Whether a key column's values can go back to the warehouse as bound
+ * parameters that compare as the warehouse's own: an integer column as
+ * SQL_BIGINT, a variable-length text column as text, judged by the local
+ * type and the warehouse's type name as recorded.  Anything else (a
+ * timestamp, a uuid, a number with a scale, char(n), a column given
+ * another local type, a masked column, whose copy holds only a hash)
+ * cannot.
+ */
+static bool
+key_column_bindable(TableConfig *cfg, const char *column)
+{
+	Oid			type = get_atttype(cfg->local_relid, get_attnum(cfg->local_relid, column));
+	const char *sig = NULL;
+	char	   *lower;
+	ListCell   *lc;
+
+	if (SchemaListHasName(cfg->masked_columns, column))
+		return false;
+	foreach(lc, cfg->remote_columns)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, column) == 0)
+			sig = strVal(def->arg);
+	}
+	if (sig == NULL)
+		return false;
+	lower = asc_tolower(sig, strlen(sig));
+	if (type == INT2OID || type == INT4OID || type == INT8OID)
+		return strstr(lower, "int") != NULL && strstr(lower, "uint64") == NULL;
+	/* variable-length text: not char(n) or FixedString, which pad */
+	if (type == TEXTOID || type == VARCHAROID)
+		return (strstr(lower, "varchar") != NULL || strstr(lower, "text") != NULL ||
+				strstr(lower, "string") != NULL) && strstr(lower, "fixed") == NULL;
+	return false;
+}
+
+/*
+ * Whether this cycle checks its hot window by keys (hot_window_check
+ * 'keys'): a cycle with a watermark and a window (a first cycle pulls
+ * everything anyway), whose key columns can all be sent back as
+ * parameters.  Otherwise the window's rows are pulled whole.
+ */
+static bool
+window_by_keys(TableConfig *cfg, PullSpec *spec)
+{
+	ListCell   *lc;
+
+	if (cfg->window_check != WINDOW_CHECK_KEYS || !spec->have_prev || !spec->have_window ||
+		spec->range_column != NULL)
+		return false;
+	foreach(lc, cfg->key_columns)
+		if (!key_column_bindable(cfg, lfirst(lc)))
+			return false;
+	return true;
+}
+
+/*
+ * The registration as the key-only window check pulls it: the key columns
+ * and the cursor, unmasked (window_by_keys() refuses masked keys).  A bad
+ * key (NULL, or a value the local type rejects) fails the cycle as it
+ * would in a full pull; under 'quarantine' or 'skip' it is passed over,
+ * the row having been set aside when it came whole.
+ */
+static TableConfig
+window_keys_config(TableConfig *cfg)
+{
+	TableConfig kcfg = *cfg;
+
+	kcfg.columns = list_copy(cfg->key_columns);
+	if (!SchemaListHasName(kcfg.columns, cfg->cursor_column))
+		kcfg.columns = lappend(kcfg.columns, cfg->cursor_column);
+	kcfg.masked_columns = NIL;
+	kcfg.absent_columns = NIL;
+	if (kcfg.on_bad_row != BAD_ROW_FAIL)
+		kcfg.on_bad_row = BAD_ROW_SKIP;
+	return kcfg;
+}
+
+/*
+ * Step 4 by keys, pulling: the key and cursor of every warehouse row with
+ * event >= bound and cursor <= min(T, T_prev) (the rows past T_prev come
+ * whole with the delta) into WINDOW_KEYS_TABLE, indexed by key.
+ */
+static void
+pull_window_keys(TableConfig *cfg, OdbcConn *conn, PullSpec *spec)
+{
+	TableConfig kcfg = window_keys_config(cfg);
+	PullSpec	kspec = *spec;
+	CycleResult kresult;
+	StageTarget ktarget;
+	Oid			relid;
+
+	kspec.have_prev = false;
+	kspec.window_only = true;
+	kspec.cut = Min(spec->cut, spec->prev);
+
+	SPI_connect();
+	SecurityCreateTempTable(psprintf("CREATE TEMPORARY TABLE " WINDOW_KEYS_NAME " ON COMMIT DROP"
+									 " AS SELECT %s FROM %s WITH NO DATA",
+									 LocalColumnList(kcfg.columns, NULL),
+									 LocalTableName(cfg->local_relid)));
+	SPI_finish();
+	CommandCounterIncrement();
+	relid = get_relname_relid(WINDOW_KEYS_NAME, LookupCreationNamespace("pg_temp"));
+	if (!OidIsValid(relid))
+		elog(ERROR, "window keys table was not created");
+
+	memset(&kresult, 0, sizeof(kresult));
+	memset(&ktarget, 0, sizeof(ktarget));
+	ktarget.stage_relid = relid;
+	pull_rows(&kcfg, conn, &ktarget, &kspec, &kresult);
+
+	SPI_connect();
+	run_sql(psprintf("CREATE INDEX ON " WINDOW_KEYS_TABLE " (%s)",
+					 LocalColumnList(cfg->key_columns, NULL)),
+			0, NULL, NULL, SPI_OK_UTILITY);
+	run_sql("ANALYZE " WINDOW_KEYS_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+	SPI_finish();
+	ProgressResume();
+	ereport(DEBUG1,
+			(errmsg_internal("checked " INT64_FORMAT " keys of the hot window of \"%s\"",
+							 kresult.rows_pulled, cfg->name)));
+}
+
+/*
+ * A key value of the copy (or of the window's keys) as a parameter of a
+ * pull by key: key_column_bindable() said which types come here.
+ */
+static OdbcParam
+key_param(Datum value, Oid type)
+{
+	OdbcParam	p = {ODBC_PARAM_INT64, 0, NULL};
+
+	switch (type)
+	{
+		case INT2OID:
+			p.value = DatumGetInt16(value);
+			break;
+		case INT4OID:
+			p.value = DatumGetInt32(value);
+			break;
+		case INT8OID:
+			p.value = DatumGetInt64(value);
+			break;
+		default:
+			p.kind = ODBC_PARAM_TEXT;
+			p.text = TextDatumGetCString(value);
+			break;
+	}
+	return p;
+}
+
+/*
+ * Pull every version (cursor <= T) of the keys of the last SPI result, in
+ * batches of at most KEY_PULL_MAX_PARAMS parameters, each key value a
+ * bound parameter.
+ */
+static void
+pull_by_keys(TableConfig *cfg, OdbcConn *conn, StageTarget *target, int64 cut,
+			 SPITupleTable *keys, uint64 nkeys, CycleResult *result)
+{
+	int			nkc = list_length(cfg->key_columns);
+	int			per_batch = (KEY_PULL_MAX_PARAMS - 1) / nkc;
+	OdbcParam  *params = palloc(sizeof(OdbcParam) * KEY_PULL_MAX_PARAMS);
+	Oid		   *types = palloc(sizeof(Oid) * nkc);
+	MemoryContext batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "treble_sync key pull",
+													ALLOCSET_DEFAULT_SIZES);
+
+	for (int c = 0; c < nkc; c++)
+		types[c] = SPI_gettypeid(keys->tupdesc, c + 1);
+	for (uint64 first = 0; first < nkeys; first += per_batch)
+	{
+		int			n = (int) Min((uint64) per_batch, nkeys - first);
+		int			nparams = 0;
+		MemoryContext old = MemoryContextSwitchTo(batch_cxt);
+		SQLHSTMT	stmt;
+
+		CHECK_FOR_INTERRUPTS();
+		params[nparams++] = DeparseCursorParam(cfg, cut);
+		for (int i = 0; i < n; i++)
+			for (int c = 0; c < nkc; c++)
+			{
+				bool		isnull;
+				Datum		v = SPI_getbinval(keys->vals[first + i], keys->tupdesc, c + 1, &isnull);
+
+				if (isnull)
+					elog(ERROR, "NULL key among the keys to pull again");
+				params[nparams++] = key_param(v, types[c]);
+			}
+		stmt = OdbcAllocStatement(conn);
+		OdbcExecute(conn, stmt, DeparseKeyPull(cfg, conn, n), nparams, params);
+		StageLoad(target, cfg, conn, stmt, result);
+		OdbcFreeStatement(conn, stmt);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(batch_cxt);
+	}
+	MemoryContextDelete(batch_cxt);
+}
+
+/*
+ * Step 4 by keys, comparing: with the delta staged and the window's keys
+ * and cursors in WINDOW_KEYS_TABLE, find the keys whose rows must come
+ * whole, and pull them into the staging table by key:
+ *	- a window key the delta did not bring whose newest cursor the copy
+ *	  does not hold (a row the copy lacks, or an older or newer version);
+ *	  a copy row that is newer and outside the window is left alone, as
+ *	  the upsert would leave it;
+ *	- a key of the copy's window that neither the window's keys nor the
+ *	  delta have: its rows are gone from the window, but an older version
+ *	  outside it may remain, and then replaces the copy's row (the refresh
+ *	  deletes the key only if nothing comes back).
+ * More than WINDOW_REPULL_MAX_KEYS of them: the window's rows are pulled
+ * whole instead.
+ */
+static void
+pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
+						const char *qlocal, Timestamp bound, Timestamp bound_hi,
+						CycleResult *result)
+{
+	const char *keys = LocalColumnList(cfg->key_columns, NULL);
+	const char *cur = quote_identifier(cfg->cursor_column);
+	const char *ev = quote_identifier(cfg->event_column);
+	const char *gt = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_GT_OPR);
+	const char *eq = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_EQ_OPR);
+	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
+	Datum		values[2] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
+	char	   *sql;
+	uint64		nkeys;
+
+	SPI_connect();
+	index_stage(cfg);
+	sql = psprintf("SELECT %1$s FROM (SELECT %1$s, pg_catalog.max(%2$s) AS %2$s"
+				   "  FROM " WINDOW_KEYS_TABLE " GROUP BY %1$s) w"
+				   " WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %3$s)"
+				   " AND NOT EXISTS (SELECT 1 FROM %4$s t WHERE %5$s AND (t.%2$s %6$s w.%2$s"
+				   "  OR (t.%2$s %7$s w.%2$s AND NOT COALESCE(t.%8$s OPERATOR(pg_catalog.>=) $1"
+				   "   AND t.%8$s OPERATOR(pg_catalog.<) $2, false))))"
+				   " UNION ALL"
+				   " SELECT %9$s FROM %4$s t WHERE t.%8$s OPERATOR(pg_catalog.>=) $1"
+				   " AND t.%8$s OPERATOR(pg_catalog.<) $2"
+				   " AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %5$s)"
+				   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %10$s)",
+				   keys, cur, LocalKeyJoin(cfg, "s", "w"), qlocal, LocalKeyJoin(cfg, "t", "w"),
+				   eq, gt, ev, LocalColumnList(cfg->key_columns, "t"),
+				   LocalKeyJoin(cfg, "s", "t"));
+	if (SPI_execute_with_args(sql, 2, types, values, NULL, false,
+							  WINDOW_REPULL_MAX_KEYS + 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not compare the hot window's keys: %s", sql);
+	nkeys = SPI_processed;
+	ereport(DEBUG1,
+			(errmsg_internal("%s" UINT64_FORMAT " keys of the hot window of \"%s\" differ",
+							 nkeys > WINDOW_REPULL_MAX_KEYS ? "more than " : "",
+							 Min(nkeys, WINDOW_REPULL_MAX_KEYS), cfg->name)));
+	if (nkeys > WINDOW_REPULL_MAX_KEYS)
+	{
+		/* too many to ask for by key: the window's rows, whole */
+		PullSpec	wspec = *spec;
+
+		wspec.have_prev = false;
+		wspec.window_only = true;
+		wspec.cut = Min(spec->cut, spec->prev);
+		pull_rows(cfg, conn, target, &wspec, result);
+	}
+	else if (nkeys > 0)
+	{
+		ProgressPhase(PROGRESS_PHASE_PULLING);
+		pull_by_keys(cfg, conn, target, spec->cut, SPI_tuptable, nkeys, result);
+	}
+	SPI_finish();
+	CommandCounterIncrement();	/* the rows just copied are to be read */
+}
+
+/*
  * Pull one set of rows into staging and apply it to the copy: steps 2 to 4
  * for a cycle and for the last step of a chunked load, steps 2 and 3 for a
  * chunk.  With a window, the copy's rows from the bound on are made equal
@@ -722,16 +1017,29 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 			   CycleResult *result)
 {
 	StageTarget target;
+	bool		by_keys = kind == APPLY_CYCLE && window_by_keys(cfg, spec);
 	char	   *qlocal = LocalTableName(cfg->local_relid);
 	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
 	Timestamp	bound_hi = (spec->have_window && spec->bound_hi != 0) ? spec->bound_hi : DT_NOEND;
 
 	memset(&target, 0, sizeof(target));
-	target.stage_relid = StageCreate(cfg);
-	if (can_load_direct(cfg, kind, qlocal))
-		target.copy_relid = cfg->local_relid;
+	if (by_keys)
+	{
+		PullSpec	delta = *spec;
 
-	pull_rows(cfg, conn, &target, spec, result);
+		pull_window_keys(cfg, conn, spec);
+		target.stage_relid = StageCreate(cfg);
+		delta.have_window = false;	/* T_prev < cursor <= T */
+		pull_rows(cfg, conn, &target, &delta, result);
+		pull_window_differences(cfg, conn, &target, spec, qlocal, bound, bound_hi, result);
+	}
+	else
+	{
+		target.stage_relid = StageCreate(cfg);
+		if (can_load_direct(cfg, kind, qlocal))
+			target.copy_relid = cfg->local_relid;
+		pull_rows(cfg, conn, &target, spec, result);
+	}
 
 	ProgressPhase(PROGRESS_PHASE_MERGING);
 	SPI_connect();
@@ -746,7 +1054,14 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 		SPI_finish();
 		return;
 	}
-	index_stage(cfg);
+	if (!by_keys)
+		index_stage(cfg);
+	else
+	{
+		/* pull_window_differences() indexed it; its rows grew since */
+		run_sql("ANALYZE " STAGE_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+		ProgressResume();		/* ANALYZE reported its own progress */
+	}
 	dedup_stage(cfg);
 	switch (kind)				/* step 3 */
 	{
@@ -771,8 +1086,10 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	else if (spec->have_window)
 	{
 		ProgressPhase(PROGRESS_PHASE_WINDOW);
-		refresh_window(cfg, qlocal, spec->bound, bound_hi, result);	/* step 4 */
+		refresh_window(cfg, qlocal, spec->bound, bound_hi, by_keys, result);	/* step 4 */
 	}
+	if (by_keys)
+		run_sql("DROP TABLE " WINDOW_KEYS_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
 	SPI_finish();
 }
 

@@ -3,7 +3,7 @@
  * deparse.c
  *	  Every statement sent to the warehouse: the cut and other aggregates,
  *	  the count of NULL cursors, the pulls (delta, window, chunks, slices)
- *	  and their counts, verify()'s per-day aggregates and keys, and
+ *	  and their counts, the window's keys and the pulls by key, verify()'s per-day aggregates and keys, and
  *	  ClickHouse's column types.
  *
  * As in postgres_fdw's deparse.c, one file builds the remote SQL and the
@@ -158,6 +158,12 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 		if (!spec->open_ended)
 			params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->hi)};
 	}
+	else if (spec->window_only)
+	{
+		appendStringInfo(sql, " AND %s > ?",
+						 timestamp_operand(conn, OdbcQuoteIdent(conn, cfg->event_column)));
+		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
+	}
 	else if (spec->have_prev && spec->have_window)
 	{
 		appendStringInfo(sql, " AND (%s > ? OR %s > ?)", qcursor,
@@ -184,9 +190,56 @@ DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	append_remote_columns(&sql, conn, cfg->columns, cfg->absent_columns);
+	if (spec->keys_only)
+	{
+		append_remote_columns(&sql, conn, cfg->key_columns, NIL);
+		appendStringInfo(&sql, ", %s", OdbcQuoteIdent(conn, cfg->cursor_column));
+	}
+	else
+		append_remote_columns(&sql, conn, cfg->columns, cfg->absent_columns);
 	appendStringInfo(&sql, " FROM %s", remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
+	return sql.data;
+}
+
+/*
+ * Every version with cursor <= ? of nkeys keys, in the order of the synced
+ * columns: the window's rows that hot_window_check 'keys' found to differ.
+ * The key values are parameters after the cut, key by key in the order of
+ * key_columns; "k IN (?, ...)" for one key column, else "(k1 = ? AND k2 =
+ * ?) OR ...".
+ */
+char *
+DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
+{
+	StringInfoData sql;
+	bool		single = list_length(cfg->key_columns) == 1;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	append_remote_columns(&sql, conn, cfg->columns, cfg->absent_columns);
+	appendStringInfo(&sql, " FROM %s WHERE %s <= ? AND ", remote_table(cfg, conn),
+					 cursor_operand(cfg, conn));
+	if (single)
+		appendStringInfo(&sql, "%s IN (", OdbcQuoteIdent(conn, linitial(cfg->key_columns)));
+	else
+		appendStringInfoChar(&sql, '(');
+	for (int i = 0; i < nkeys; i++)
+	{
+		ListCell   *lc;
+
+		if (single)
+		{
+			appendStringInfoString(&sql, i ? ", ?" : "?");
+			continue;
+		}
+		appendStringInfoString(&sql, i ? " OR (" : "(");
+		foreach(lc, cfg->key_columns)
+			appendStringInfo(&sql, "%s%s = ?", foreach_current_index(lc) ? " AND " : "",
+							 OdbcQuoteIdent(conn, lfirst(lc)));
+		appendStringInfoChar(&sql, ')');
+	}
+	appendStringInfoChar(&sql, ')');
 	return sql.data;
 }
 

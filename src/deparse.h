@@ -21,6 +21,8 @@
  * Which warehouse rows one pull takes.  Always cursor <= cut (unless the
  * table has no cursor), and:
  *	- a cycle: cursor > prev (the delta), or event >= bound (the window);
+ *	  with hot_window_check 'keys', the delta alone, and the window's keys
+ *	  and cursors (window_only, keys_only) apart;
  *	- a chunk of a first load: lo <= column < hi;
  *	- the rest of a first load: column >= lo, or column is NULL;
  *	- a full pull: nothing more.
@@ -38,6 +40,8 @@ typedef struct PullSpec
 	Timestamp	lo;
 	Timestamp	hi;
 	bool		open_ended;		/* the rest: no hi, and NULLs too */
+	bool		window_only;	/* event >= bound, no delta */
+	bool		keys_only;		/* select the key columns and the cursor only */
 } PullSpec;
 
 /* A part of a pull: lo < cursor <= hi. */
@@ -50,6 +54,12 @@ typedef struct PullSlice
 /* The most parameters of a pull: cut, slice (2), range or delta and window (2) */
 #define PULL_MAX_PARAMS 5
 
+/*
+ * The most parameters of a pull by keys (the cut, then each key's values):
+ * below every supported warehouse's limit (SQLite's was 999 before 3.32).
+ */
+#define KEY_PULL_MAX_PARAMS 501
+
 /* The most parameters of a verification's query: cut, since */
 #define VERIFY_MAX_PARAMS 2
 
@@ -61,6 +71,7 @@ extern char *DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec,
 						 PullSlice *slice, OdbcParam *params, int *nparams);
 extern char *DeparsePullCount(TableConfig *cfg, OdbcConn *conn, PullSpec *spec,
 							  PullSlice *slice, OdbcParam *params, int *nparams);
+extern char *DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys);
 extern char *DeparseChecksum(TableConfig *cfg, OdbcConn *conn, bool remote);
 extern char *DeparseVerifyDays(TableConfig *cfg, OdbcConn *conn, const char *daycol,
 							   int64 cut, bool have_since, Timestamp since,

@@ -775,6 +775,16 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_TYPE_TIMESTAMP,
 								  SQL_TYPE_TIMESTAMP, 26, 6, &ts[i], 0, &ind[i]);
 		}
+		else if (params[i].kind == ODBC_PARAM_TEXT)
+		{
+			SQLINTEGER	nchars;
+			SQLWCHAR   *w = OdbcUtf8ToWide(params[i].text, &nchars);
+
+			ind[i] = nchars * sizeof(SQLWCHAR);
+			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_WCHAR,
+								  SQL_WVARCHAR, Max(nchars, 1), 0, w,
+								  ind[i] + sizeof(SQLWCHAR), &ind[i]);
+		}
 		else
 		{
 			ints[i] = params[i].value;

@@ -25,13 +25,15 @@
 typedef enum OdbcParamKind
 {
 	ODBC_PARAM_TIMESTAMP,		/* value is a Timestamp */
-	ODBC_PARAM_INT64
+	ODBC_PARAM_INT64,
+	ODBC_PARAM_TEXT				/* text is UTF-8, sent as UTF-16 */
 } OdbcParamKind;
 
 typedef struct OdbcParam
 {
 	OdbcParamKind kind;
 	int64		value;
+	const char *text;
 } OdbcParam;
 
 /*

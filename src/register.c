@@ -663,7 +663,7 @@ check_masked_columns(TableConfig *cfg)
  *			 hot_window, local_table, name, initial_chunk, parallel, mode,
  *			 cursor_overlap, login_timeout, query_timeout, max_retries,
  *			 max_delete_ratio, columns, column_types, mask, schema_drift,
- *			 on_bad_row, max_bad_row_ratio)
+ *			 on_bad_row, max_bad_row_ratio, hot_window_check)
  */
 PG_FUNCTION_INFO_V1(treble_sync_add_table);
 
@@ -803,6 +803,8 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_bad_row_ratio must be between 0 and 1")));
+	cfg.window_check = PG_ARGISNULL(22) ? WINDOW_CHECK_KEYS :
+		CatalogParseWindowCheck(text_to_cstring(PG_GETARG_TEXT_PP(22)));
 	foreach(lc, rt->columns)
 	{
 		RemoteColumn *col = lfirst(lc);
@@ -847,7 +849,7 @@ same_names(List *a, List *b)
  * alter_table(name, enabled, mode, key_columns, event_column, cursor_column,
  *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name,
  *			   login_timeout, query_timeout, max_retries, max_delete_ratio, mask,
- *			   schema_drift, on_bad_row, max_bad_row_ratio)
+ *			   schema_drift, on_bad_row, max_bad_row_ratio, hot_window_check)
  *
  * Changes options of a registration, checked as add_table checks them.  A
  * new cursor column or mode drops the watermark: the next cycle is a first
@@ -913,6 +915,8 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("max_bad_row_ratio must be between 0 and 1")));
 	}
+	if (!PG_ARGISNULL(19))
+		cfg->window_check = CatalogParseWindowCheck(text_to_cstring(PG_GETARG_TEXT_PP(19)));
 	if (!PG_ARGISNULL(15))
 	{
 		cfg->masked_columns = parse_mask(cfg, PG_GETARG_DATUM(15));

@@ -79,6 +79,17 @@ typedef enum BadRowPolicy
 	BAD_ROW_SKIP
 } BadRowPolicy;
 
+/*
+ * How a cycle checks the rows of its hot window that the delta did not
+ * bring: by their keys and cursors, re-pulling only the keys whose newest
+ * version differs (the default), or by pulling every column of every row.
+ */
+typedef enum WindowCheck
+{
+	WINDOW_CHECK_KEYS,
+	WINDOW_CHECK_ROWS
+} WindowCheck;
+
 /* What a cycle does when the warehouse's columns changed. */
 typedef enum DriftPolicy
 {
@@ -122,6 +133,7 @@ typedef struct TableConfig
 	DriftPolicy schema_drift;
 	BadRowPolicy on_bad_row;
 	double		max_bad_row_ratio;
+	WindowCheck window_check;	/* hot_window_check */
 	bool		all_columns;	/* no explicit column list: new columns may join */
 	List	   *remote_columns; /* DefElems: column -> DriftSignature() */
 	List	   *absent_columns; /* set per cycle: synced, gone from the warehouse */

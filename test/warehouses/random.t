@@ -30,6 +30,9 @@
 #   TS_RANDOM_SEED    the seed (random if unset; printed either way)
 #   TS_RANDOM_CYCLES  cycles per warehouse after the first load (15)
 #   TS_WAREHOUSES     which warehouses (postgresql mariadb sqlite clickhouse)
+#   TS_HOT_WINDOW_CHECKS  which values of hot_window_check (keys rows): each
+#                     is a registration of its own of the same warehouse
+#                     table, synced and compared every cycle
 #
 # Replay a run: TS_RANDOM_SEED=N TS_RANDOM_CYCLES=M prove -v test/warehouses/random.t
 # A failing cycle prints its differences and its changes; a run of fewer
@@ -42,6 +45,7 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 read -r -a WAREHOUSES <<<"${TS_WAREHOUSES:-postgresql mariadb sqlite clickhouse}"
+read -r -a CHECKS <<<"${TS_HOT_WINDOW_CHECKS:-keys rows}"
 CYCLES=${TS_RANDOM_CYCLES:-15}
 SEED=${TS_RANDOM_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}
 # a warehouse stops after this many failing cycles (the rest would repeat them)
@@ -57,6 +61,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 REPLAY="TS_RANDOM_SEED=$SEED TS_RANDOM_CYCLES=$CYCLES"
 [[ -n ${TS_WAREHOUSES:-} ]] && REPLAY+=" TS_WAREHOUSES='$TS_WAREHOUSES'"
+[[ -n ${TS_HOT_WINDOW_CHECKS:-} ]] && REPLAY+=" TS_HOT_WINDOW_CHECKS='$TS_HOT_WINDOW_CHECKS'"
 echo "# seed $SEED (replay: $REPLAY prove -v test/warehouses/random.t)"
 
 # the destination database of one warehouse
@@ -143,11 +148,12 @@ dump_warehouse() {
     esac
 }
 
-# Compare, on the destination: the copy with the warehouse's newest version
-# of every key (synced_at is unique but for rows written twice, which are
-# equal); the warehouse with the model. Prints one line per differing row,
-# nothing when all is equal.
+# Compare, on the destination: the copy $1 with the warehouse's newest
+# version of every key (synced_at is unique but for rows written twice,
+# which are equal); the warehouse with the model. Prints one line per
+# differing row, nothing when all is equal.
 compare() {
+    local copy=$1
     dump_warehouse >"$TMP/wh.tsv" || { echo "could not read the warehouse"; return; }
     q -F ': ' 2>&1 <<SQL
 CREATE TEMP TABLE raw (src text DEFAULT 'warehouse', id bigint, campaign text, status text, cost text,
@@ -168,7 +174,7 @@ WITH wh AS (SELECT id, campaign, status, cost, note, scheduled_at, synced_at FRO
      model AS (SELECT id, campaign, status, cost, note, scheduled_at, synced_at FROM typed WHERE src = 'model'),
      w AS (SELECT DISTINCT ON (id) * FROM wh ORDER BY id, synced_at DESC),
      l AS (SELECT id::bigint, campaign::text, status::text, cost::numeric, note::text,
-                  scheduled_at::timestamp, synced_at::timestamp FROM random_sends)
+                  scheduled_at::timestamp, synced_at::timestamp FROM $copy)
 (SELECT 'warehouse only', left(w::text, 300) FROM (SELECT * FROM w EXCEPT ALL SELECT * FROM l) w)
 UNION ALL
 (SELECT 'copy only', left(l::text, 300) FROM (SELECT * FROM l EXCEPT ALL SELECT * FROM w) l)
@@ -185,7 +191,7 @@ SQL
 # One cycle: the changes (cycle 0: the first load), the sync, the checks.
 # Prints the TAP line, with diagnostics when it fails.
 run_cycle() {
-    local cyc=$1 n_ops=$2 changes run out
+    local cyc=$1 n_ops=$2 changes run out check copy bad=0
     changes=$(python3 "$HERE/random_gen.py" "$GEN" "$SEED" "$cyc" "$n_ops") \
         || { nok "$W: cycle $cyc: the test could not make its changes"; return 1; }
     if ! out=$(wh <"$GEN/$W.sql" 2>&1) || [[ -n $out ]]; then
@@ -193,33 +199,39 @@ run_cycle() {
         { echo "$out"; echo "seed $SEED, cycle $cyc; the changes:"; head -c 20000 "$GEN/$W.sql"; } | sed 's/^/#   /'
         return 1
     fi
-    if ((cyc == 0)); then
-        # (the mass-delete guard is tested elsewhere: random removals may
-        # take a large share of a small window, so it is off here)
-        q -c "SET client_min_messages = warning" \
-          -c "SELECT name FROM treble_sync.add_table('random_sends', 'w', key_columns => '{id}',
-                     event_column => 'scheduled_at', hot_window => '3 days', max_delete_ratio => 1)" >/dev/null
-    fi
-    run=$(q -F ' ' -c "SELECT run_id, status FROM treble_sync.sync_table('random_sends')" 2>&1)
-    out=$(compare)
-    local what="the copy equals the warehouse"
-    ((cyc == 0)) && what="the first sync copies the warehouse's newest version of each key"
-    if [[ $run =~ ^[0-9]+\ (success|empty)$ && -z $out ]]; then
-        ok "$W: cycle $cyc ($changes changes): $what"
-        return 0
-    fi
-    nok "$W: cycle $cyc ($changes changes): $what"
-    {
-        echo "seed $SEED, cycle $cyc, warehouse $W"
-        echo "run: $run"
-        q -c "SELECT format('cut %s, hot window from %s, error: %s', cut, hot_window_from, coalesce(error, '(none)'))
-                FROM treble_sync.runs WHERE table_name = 'random_sends' ORDER BY run_id DESC LIMIT 1" 2>&1
-        echo "rows that differ (at most 20):"
-        head -n 20 <<<"$out"
-        echo "the changes of this cycle (as sent to $W):"
-        head -c 20000 "$GEN/$W.sql"
-    } | sed 's/^/#   /'
-    return 1
+    # one registration, and one copy, per value of hot_window_check
+    for check in "${CHECKS[@]}"; do
+        copy=random_sends_$check
+        if ((cyc == 0)); then
+            # (the mass-delete guard is tested elsewhere: random removals may
+            # take a large share of a small window, so it is off here)
+            q -c "SET client_min_messages = warning" \
+              -c "SELECT name FROM treble_sync.add_table('random_sends', 'w', key_columns => '{id}',
+                         event_column => 'scheduled_at', hot_window => '3 days', max_delete_ratio => 1,
+                         local_table => '$copy', name => '$copy', hot_window_check => '$check')" >/dev/null
+        fi
+        run=$(q -F ' ' -c "SELECT run_id, status FROM treble_sync.sync_table('$copy')" 2>&1)
+        out=$(compare "$copy")
+        local what="the copy equals the warehouse"
+        ((cyc == 0)) && what="the first sync copies the warehouse's newest version of each key"
+        if [[ $run =~ ^[0-9]+\ (success|empty)$ && -z $out ]]; then
+            ok "$W: cycle $cyc ($changes changes, hot_window_check '$check'): $what"
+            continue
+        fi
+        nok "$W: cycle $cyc ($changes changes, hot_window_check '$check'): $what"
+        bad=1
+        {
+            echo "seed $SEED, cycle $cyc, warehouse $W, hot_window_check '$check'"
+            echo "run: $run"
+            q -c "SELECT format('cut %s, hot window from %s, error: %s', cut, hot_window_from, coalesce(error, '(none)'))
+                    FROM treble_sync.runs WHERE table_name = '$copy' ORDER BY run_id DESC LIMIT 1" 2>&1
+            echo "rows that differ (at most 20):"
+            head -n 20 <<<"$out"
+            echo "the changes of this cycle (as sent to $W):"
+            head -c 20000 "$GEN/$W.sql"
+        } | sed 's/^/#   /'
+    done
+    return $bad
 }
 
 run_warehouse() {
@@ -260,9 +272,9 @@ SQL
         nok "$W: stopped after $failures failing cycles, at cycle $((cyc - 1)) of $CYCLES"
     fi
     sed "s/^/# $W: /" "$GEN/summary.txt"
-    echo "# $W: runs: $(q -c "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status)
-                            FROM (SELECT status, count(*) AS n FROM treble_sync.runs
-                                   WHERE table_name = 'random_sends' GROUP BY status) s"); $((cyc - 1)) cycles in $((SECONDS - started)) s"
+    echo "# $W: runs: $(q -c "SELECT string_agg(table_name || ' ' || status || ' ' || n, ', ' ORDER BY table_name, status)
+                            FROM (SELECT table_name, status, count(*) AS n FROM treble_sync.runs
+                                   GROUP BY table_name, status) s"); $((cyc - 1)) cycles in $((SECONDS - started)) s"
 }
 
 for W in "${WAREHOUSES[@]}"; do
@@ -276,7 +288,8 @@ for W in "${WAREHOUSES[@]}"; do
     fi
     run_warehouse
 done
-for W in postgresql mariadb sqlite clickhouse; do
+# only this run's: another run may be testing the other warehouses
+for W in "${WAREHOUSES[@]}"; do
     psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ts_random_$W" >/dev/null
 done
 echo "# seed $SEED"
