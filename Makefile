@@ -28,6 +28,7 @@ OBJS = \
 	src/sync.o \
 	src/security.o \
 	src/attempt.o \
+	src/history.o \
 	src/deparse.o \
 	src/localsql.o
 

@@ -31,6 +31,7 @@
 
 #include "catalog.h"
 #include "drift.h"
+#include "history.h"
 #include "odbc.h"
 #include "schema.h"
 #include "security.h"
@@ -658,11 +659,36 @@ check_masked_columns(TableConfig *cfg)
 }
 
 /*
+ * keep_history of add_table and alter_table: how long versions are kept
+ * after they closed, at least a day; '' is none (history off).
+ */
+static Interval *
+keep_history_option(FunctionCallInfo fcinfo, int arg)
+{
+	char	   *value = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+	Interval   *keep;
+
+	if (value[0] == '\0')
+		return NULL;
+	keep = interval_option(value, "keep_history");
+	check_interval(keep, "keep_history", true);
+	if (DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(keep),
+										 DirectFunctionCall3(interval_in, CStringGetDatum("1 day"),
+															 ObjectIdGetDatum(InvalidOid),
+															 Int32GetDatum(-1)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keep_history must be at least 1 day"),
+				 errhint("Pass '' to keep no history.")));
+	return keep;
+}
+
+/*
  * add_table(remote_table, server, key_columns, event_column, cursor_column,
  *			 hot_window, local_table, name, initial_chunk, parallel, mode,
  *			 cursor_overlap, login_timeout, query_timeout, max_retries,
  *			 max_delete_ratio, columns, column_types, mask, schema_drift,
- *			 on_bad_row, max_bad_row_ratio)
+ *			 on_bad_row, max_bad_row_ratio, keep_history)
  */
 PG_FUNCTION_INFO_V1(treble_sync_add_table);
 
@@ -811,6 +837,8 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	}
 	(void) CatalogInsertTable(&cfg, cfg.owner);
 	cfg.table_id = CatalogGetTable(cfg.name, false)->table_id;
+	if (!PG_ARGISNULL(22))
+		HistoryConfigure(&cfg, keep_history_option(fcinfo, 22));
 	result = CatalogSetRemoteColumns(&cfg);
 	SecurityUnpinSearchPath(search_path_level);
 	PG_RETURN_DATUM(result);
@@ -846,7 +874,7 @@ same_names(List *a, List *b)
  * alter_table(name, enabled, mode, key_columns, event_column, cursor_column,
  *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name,
  *			   login_timeout, query_timeout, max_retries, max_delete_ratio, mask,
- *			   schema_drift, on_bad_row, max_bad_row_ratio)
+ *			   schema_drift, on_bad_row, max_bad_row_ratio, keep_history)
  *
  * Changes options of a registration, checked as add_table checks them.  A
  * new cursor column or mode drops the watermark: the next cycle is a first
@@ -949,7 +977,12 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	reset = before.mode != cfg->mode || before.cursor_kind != cfg->cursor_kind ||
 		!TextsEqual(before.cursor_column, cfg->cursor_column) ||
 		!same_names(before.masked_columns, cfg->masked_columns);
+	HistoryCheckAlter(&before, cfg);
 	(void) CatalogUpdateTable(cfg, reset);
+	if (!PG_ARGISNULL(19))
+		HistoryConfigure(cfg, keep_history_option(fcinfo, 19));
+	else if (cfg->keep_history != NULL)
+		HistoryConfigure(cfg, cfg->keep_history);	/* checks the cursor still fits */
 	PG_RETURN_DATUM(CatalogSetRemoteColumns(cfg));
 }
 
@@ -978,6 +1011,7 @@ treble_sync_remove_table(PG_FUNCTION_ARGS)
 	if (drop_local && relname != NULL &&
 		!pg_class_ownercheck(cfg->local_relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, relname);
+	HistoryRemove(cfg, drop_local);
 	CatalogDeleteTable(cfg->table_id);
 	if (drop_local && relname != NULL)
 	{
