@@ -702,7 +702,7 @@ rewound_watermark(TableConfig *cfg, const char *hist, Datum *values)
 	bool		isnull;
 	Datum		latest;
 
-	history_exec(psprintf("SELECT pg_catalog.greatest("
+	history_exec(psprintf("SELECT GREATEST("
 						  "(SELECT pg_catalog.max(ts_valid_from) FROM %1$s WHERE ts_rewound_by IS NULL"
 						  " AND ts_valid_from OPERATOR(pg_catalog.<=) $1),"
 						  "(SELECT pg_catalog.max(ts_valid_to) FROM %1$s WHERE ts_rewound_by IS NULL"
