@@ -19,6 +19,11 @@
 #   * the warehouse holds exactly the rows the test meant to write (its
 #     model), so a change a client or an engine took differently (a
 #     ClickHouse mutation, an escape in a literal) cannot go unseen.
+# The table keeps history (keep_history): the test keeps the warehouse's
+# deduplicated state at every cut itself, and after the last cycle
+#   * as_of at every cut equals the state then, row for row;
+#   * changes between any two cuts equals the difference of their states:
+#     the keys inserted, updated (old and new rows) and deleted.
 #
 # The changes are chosen by test/warehouses/random_gen.py from a seeded
 # generator, within what treble_sync promises (docs/limits.md; see there).
@@ -146,7 +151,8 @@ dump_warehouse() {
 # Compare, on the destination: the copy with the warehouse's newest version
 # of every key (synced_at is unique but for rows written twice, which are
 # equal); the warehouse with the model. Prints one line per differing row,
-# nothing when all is equal.
+# nothing when all is equal. Keeps the warehouse's newest versions as the
+# state at cut $1 (the last of the cycles with that cut wins).
 compare() {
     dump_warehouse >"$TMP/wh.tsv" || { echo "could not read the warehouse"; return; }
     q -F ': ' 2>&1 <<SQL
@@ -179,6 +185,10 @@ UNION ALL
 (SELECT 'written by the test, not in the warehouse', left(x::text, 300)
    FROM (SELECT * FROM model EXCEPT ALL SELECT * FROM wh) x)
 ORDER BY 1, 2;
+DELETE FROM states WHERE cut = '$1';
+INSERT INTO states (cut, id, campaign, status, cost, note, scheduled_at, synced_at)
+SELECT DISTINCT ON (id) '$1', id, campaign, status, cost, note, scheduled_at, synced_at
+  FROM typed WHERE src = 'warehouse' ORDER BY id, synced_at DESC;
 SQL
 }
 
@@ -198,10 +208,14 @@ run_cycle() {
         # take a large share of a small window, so it is off here)
         q -c "SET client_min_messages = warning" \
           -c "SELECT name FROM treble_sync.add_table('random_sends', 'w', key_columns => '{id}',
-                     event_column => 'scheduled_at', hot_window => '3 days', max_delete_ratio => 1)" >/dev/null
+                     event_column => 'scheduled_at', hot_window => '3 days', max_delete_ratio => 1,
+                     keep_history => '400 days')" \
+          -c "CREATE TABLE states AS SELECT NULL::timestamptz AS cut, * FROM random_sends WITH NO DATA" >/dev/null
     fi
     run=$(q -F ' ' -c "SELECT run_id, status FROM treble_sync.sync_table('random_sends')" 2>&1)
-    out=$(compare)
+    # the cut of the history: the watermark after the run (the servers' zone is UTC)
+    cut=$(q -c "SELECT watermark::timestamp AT TIME ZONE 'UTC' FROM treble_sync.tables WHERE name = 'random_sends'")
+    out=$(compare "$cut")
     local what="the copy equals the warehouse"
     ((cyc == 0)) && what="the first sync copies the warehouse's newest version of each key"
     if [[ $run =~ ^[0-9]+\ (success|empty)$ && -z $out ]]; then
@@ -220,6 +234,60 @@ run_cycle() {
         head -c 20000 "$GEN/$W.sql"
     } | sed 's/^/#   /'
     return 1
+}
+
+# The history against the states the test kept: as_of at every cut, and
+# changes between every two cuts. Two TAP lines; the differing rows (at
+# most 20) as diagnostics.
+check_history() {
+    local out cuts
+    cuts=$(q -c "SELECT count(DISTINCT cut) FROM states")
+    out=$(q -F ' ' 2>&1 <<'SQL'
+WITH c AS (SELECT DISTINCT cut FROM states)
+SELECT c.cut, d.side, left(d.r, 200) FROM c, LATERAL (
+    (SELECT 'state only' AS side, ROW(s.id, s.campaign, s.status, s.cost, s.note, s.scheduled_at, s.synced_at)::text AS r
+       FROM states s WHERE s.cut = c.cut
+     EXCEPT ALL
+     SELECT 'state only', ROW(a.id, a.campaign, a.status, a.cost, a.note, a.scheduled_at, a.synced_at)::text
+       FROM treble_sync.as_of(NULL::random_sends, c.cut) a)
+    UNION ALL
+    (SELECT 'as_of only', ROW(a.id, a.campaign, a.status, a.cost, a.note, a.scheduled_at, a.synced_at)::text
+       FROM treble_sync.as_of(NULL::random_sends, c.cut) a
+     EXCEPT ALL
+     SELECT 'as_of only', ROW(s.id, s.campaign, s.status, s.cost, s.note, s.scheduled_at, s.synced_at)::text
+       FROM states s WHERE s.cut = c.cut)) d
+ORDER BY 1, 2, 3 LIMIT 20;
+SQL
+)
+    if [[ -z $out ]]; then ok "$W: as_of at each of the $cuts cuts equals the warehouse's state then"
+    else nok "$W: as_of at each of the $cuts cuts equals the warehouse's state then"; sed 's/^/#   /' <<<"$out"; fi
+    out=$(q -F ' ' 2>&1 <<'SQL'
+WITH c AS (SELECT DISTINCT cut FROM states),
+pairs AS (SELECT a.cut AS c1, b.cut AS c2 FROM c a JOIN c b ON a.cut < b.cut),
+want AS (
+    SELECT p.c1, p.c2, x.op, x.o, x.n FROM pairs p, LATERAL (
+        SELECT CASE WHEN s1.id IS NULL THEN 'insert' WHEN s2.id IS NULL THEN 'delete' ELSE 'update' END AS op,
+               CASE WHEN s1.id IS NOT NULL THEN ROW(s1.id, s1.campaign, s1.status, s1.cost, s1.note, s1.scheduled_at, s1.synced_at)::text END AS o,
+               CASE WHEN s2.id IS NOT NULL THEN ROW(s2.id, s2.campaign, s2.status, s2.cost, s2.note, s2.scheduled_at, s2.synced_at)::text END AS n
+        FROM (SELECT * FROM states WHERE cut = p.c1) s1
+        FULL JOIN (SELECT * FROM states WHERE cut = p.c2) s2 ON s1.id = s2.id
+        WHERE s1.id IS NULL OR s2.id IS NULL
+           OR (s1.campaign, s1.status, s1.cost, s1.note, s1.scheduled_at, s1.synced_at)
+              IS DISTINCT FROM (s2.campaign, s2.status, s2.cost, s2.note, s2.scheduled_at, s2.synced_at)) x),
+got AS (
+    SELECT p.c1, p.c2, x.op,
+           CASE WHEN x.op <> 'insert' THEN ROW((x.old_row).id, (x.old_row).campaign, (x.old_row).status, (x.old_row).cost,
+                                               (x.old_row).note, (x.old_row).scheduled_at, (x.old_row).synced_at)::text END,
+           CASE WHEN x.op <> 'delete' THEN ROW((x.new_row).id, (x.new_row).campaign, (x.new_row).status, (x.new_row).cost,
+                                               (x.new_row).note, (x.new_row).scheduled_at, (x.new_row).synced_at)::text END
+    FROM pairs p, LATERAL treble_sync.changes(NULL::random_sends, p.c1, p.c2) x)
+SELECT * FROM ((SELECT 'wanted', * FROM (TABLE want EXCEPT ALL TABLE got) w)
+               UNION ALL (SELECT 'got', * FROM (TABLE got EXCEPT ALL TABLE want) g)) d
+ORDER BY 2, 3, 1 LIMIT 20;
+SQL
+)
+    if [[ -z $out ]]; then ok "$W: changes between any two of the $cuts cuts equal the difference of their states"
+    else nok "$W: changes between any two of the $cuts cuts equal the difference of their states"; sed 's/^/#   /' <<<"$out"; fi
 }
 
 run_warehouse() {
@@ -259,6 +327,7 @@ SQL
     if ((failures >= MAX_FAILURES && cyc <= CYCLES)); then
         nok "$W: stopped after $failures failing cycles, at cycle $((cyc - 1)) of $CYCLES"
     fi
+    check_history
     sed "s/^/# $W: /" "$GEN/summary.txt"
     echo "# $W: runs: $(q -c "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status)
                             FROM (SELECT status, count(*) AS n FROM treble_sync.runs
