@@ -77,17 +77,6 @@ static bool rewinding = false;
  */
 static int64 opened_by_run = 0;
 
-/* Run one statement through SPI (connected); returns the rows processed. */
-static uint64
-history_exec(const char *sql, int nargs, Oid *types, Datum *values, int expected)
-{
-	int			rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
-
-	if (rc != expected)
-		elog(ERROR, "treble_sync history statement failed (SPI code %d): %s", rc, sql);
-	return SPI_processed;
-}
-
 /* The copy's columns, in order; without generated ones if insertable. */
 static List *
 copy_columns(Oid relid, bool insertable)
@@ -208,7 +197,7 @@ drop_triggers(TableConfig *cfg)
 		return;
 	copy = LocalTableName(cfg->local_relid);
 	for (size_t i = 0; i < lengthof(history_triggers); i++)
-		history_exec(psprintf("DROP TRIGGER IF EXISTS %s ON %s", history_triggers[i][0], copy),
+		LocalRunSql(psprintf("DROP TRIGGER IF EXISTS %s ON %s", history_triggers[i][0], copy),
 					 0, NULL, NULL, SPI_OK_UTILITY);
 }
 
@@ -241,27 +230,27 @@ create_history(TableConfig *cfg, TimestampTz from)
 				 errhint("Drop or rename it, then try again.")));
 
 	hist = quote_qualified_identifier(get_namespace_name(nsp), name);
-	history_exec(psprintf("CREATE TABLE %s (LIKE %s)", hist, copy), 0, NULL, NULL, SPI_OK_UTILITY);
-	history_exec(psprintf("ALTER TABLE %s ADD COLUMN ts_valid_from pg_catalog.timestamptz NOT NULL,"
+	LocalRunSql(psprintf("CREATE TABLE %s (LIKE %s)", hist, copy), 0, NULL, NULL, SPI_OK_UTILITY);
+	LocalRunSql(psprintf("ALTER TABLE %s ADD COLUMN ts_valid_from pg_catalog.timestamptz NOT NULL,"
 						  " ADD COLUMN ts_valid_to pg_catalog.timestamptz,"
 						  " ADD COLUMN ts_opened_by pg_catalog.int8, ADD COLUMN ts_closed_by pg_catalog.int8,"
 						  " ADD COLUMN ts_rewound_by pg_catalog.int8", hist),
 				 0, NULL, NULL, SPI_OK_UTILITY);
-	history_exec(psprintf("CREATE INDEX ON %s (%s)", hist, LocalColumnList(cfg->key_columns, NULL)),
+	LocalRunSql(psprintf("CREATE INDEX ON %s (%s)", hist, LocalColumnList(cfg->key_columns, NULL)),
 				 0, NULL, NULL, SPI_OK_UTILITY);
-	history_exec(psprintf("CREATE INDEX ON %s (ts_valid_from)", hist), 0, NULL, NULL, SPI_OK_UTILITY);
-	history_exec(psprintf("CREATE INDEX ON %s (ts_valid_to)", hist), 0, NULL, NULL, SPI_OK_UTILITY);
-	history_exec(psprintf("CREATE INDEX ON %s (ts_valid_from) WHERE ts_rewound_by IS NOT NULL", hist),
+	LocalRunSql(psprintf("CREATE INDEX ON %s (ts_valid_from)", hist), 0, NULL, NULL, SPI_OK_UTILITY);
+	LocalRunSql(psprintf("CREATE INDEX ON %s (ts_valid_to)", hist), 0, NULL, NULL, SPI_OK_UTILITY);
+	LocalRunSql(psprintf("CREATE INDEX ON %s (ts_valid_from) WHERE ts_rewound_by IS NOT NULL", hist),
 				 0, NULL, NULL, SPI_OK_UTILITY);
-	history_exec(psprintf("COMMENT ON TABLE %s IS %s", hist,
+	LocalRunSql(psprintf("COMMENT ON TABLE %s IS %s", hist,
 						  quote_literal_cstr(psprintf("every version of the rows of %s kept by treble_sync: valid from ts_valid_from to ts_valid_to (cuts), unless ts_rewound_by",
 													  copy))),
 				 0, NULL, NULL, SPI_OK_UTILITY);
-	history_exec(psprintf("INSERT INTO %s (%s, ts_valid_from) SELECT %s, $1 FROM %s", hist, cols, cols, copy),
+	LocalRunSql(psprintf("INSERT INTO %s (%s, ts_valid_from) SELECT %s, $1 FROM %s", hist, cols, cols, copy),
 				 1, (Oid[]) {TIMESTAMPTZOID}, (Datum[]) {TimestampTzGetDatum(from)}, SPI_OK_INSERT);
 
 	for (size_t i = 0; i < lengthof(history_triggers); i++)
-		history_exec(psprintf("CREATE TRIGGER %s AFTER %s ON %s %s FOR EACH STATEMENT"
+		LocalRunSql(psprintf("CREATE TRIGGER %s AFTER %s ON %s %s FOR EACH STATEMENT"
 							  " EXECUTE FUNCTION treble_sync.history_capture()",
 							  history_triggers[i][0], history_triggers[i][1], copy,
 							  history_triggers[i][2]),
@@ -391,9 +380,9 @@ HistoryAfterCycle(TableConfig *cfg)
 									IntervalPGetDatum(cfg->keep_history));
 	SecurityBecomeOwner(cfg->owner, &state);
 	SPI_connect();
-	history_exec(psprintf("DELETE FROM %s WHERE ts_valid_to OPERATOR(pg_catalog.<) $1", hist),
+	LocalRunSql(psprintf("DELETE FROM %s WHERE ts_valid_to OPERATOR(pg_catalog.<) $1", hist),
 				 1, (Oid[]) {TIMESTAMPTZOID}, values, SPI_OK_DELETE);
-	history_exec(psprintf("DELETE FROM %s WHERE ts_rewound_by IS NOT NULL"
+	LocalRunSql(psprintf("DELETE FROM %s WHERE ts_rewound_by IS NOT NULL"
 						  " AND ts_valid_from OPERATOR(pg_catalog.<) $1", hist),
 				 1, (Oid[]) {TIMESTAMPTZOID}, values, SPI_OK_DELETE);
 	SPI_finish();
@@ -427,13 +416,13 @@ align_history(Relation copy, Oid hist_relid, const char *hist)
 		attnum = get_attnum(hist_relid, col);
 		if (attnum == InvalidAttrNumber)
 		{
-			history_exec(psprintf("ALTER TABLE %s ADD COLUMN %s %s", hist, quote_identifier(col), typname),
+			LocalRunSql(psprintf("ALTER TABLE %s ADD COLUMN %s %s", hist, quote_identifier(col), typname),
 						 0, NULL, NULL, SPI_OK_UTILITY);
 			continue;
 		}
 		get_atttypetypmodcoll(hist_relid, attnum, &type, &typmod, &coll);
 		if (type != att->atttypid || typmod != att->atttypmod)
-			history_exec(psprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s USING %s::%s", hist,
+			LocalRunSql(psprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s USING %s::%s", hist,
 								  quote_identifier(col), typname, quote_identifier(col), typname),
 						 0, NULL, NULL, SPI_OK_UTILITY);
 	}
@@ -473,11 +462,11 @@ close_versions(TableConfig *cfg, const char *hist, const char *src, Datum *value
 	char	   *join = src ? psprintf(" AND %s", LocalKeyJoin(cfg, "h", "o")) : "";
 
 	if (opened_by_run == DatumGetInt64(values[1]) || cfg->load_cut != NULL)
-		history_exec(psprintf("DELETE FROM %s h%s%s WHERE h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL"
+		LocalRunSql(psprintf("DELETE FROM %s h%s%s WHERE h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL"
 							  " AND h.ts_opened_by OPERATOR(pg_catalog.=) $2%s",
 							  hist, src ? " USING" : "", from, join),
 					 2, types, values, SPI_OK_DELETE);
-	history_exec(psprintf("UPDATE %s h SET ts_valid_to = $1, ts_closed_by = $2%s%s"
+	LocalRunSql(psprintf("UPDATE %s h SET ts_valid_to = $1, ts_closed_by = $2%s%s"
 						  " WHERE h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL%s",
 						  hist, src ? " FROM" : "", from, join),
 				 2, types, values, SPI_OK_UPDATE);
@@ -548,7 +537,7 @@ treble_sync_history_capture(PG_FUNCTION_ARGS)
 	{
 		char	   *cols = LocalColumnList(copy_columns(RelationGetRelid(rel), false), NULL);
 
-		history_exec(psprintf("INSERT INTO %s (%s, ts_valid_from, ts_opened_by) SELECT %s, $1, $2 FROM treble_sync_new",
+		LocalRunSql(psprintf("INSERT INTO %s (%s, ts_valid_from, ts_opened_by) SELECT %s, $1, $2 FROM treble_sync_new",
 							  hist, cols, cols),
 					 2, (Oid[]) {TIMESTAMPTZOID, INT8OID}, values, SPI_OK_INSERT);
 		opened_by_run = CurrentAttempt->run_id;
@@ -702,7 +691,7 @@ rewound_watermark(TableConfig *cfg, const char *hist, Datum *values)
 	bool		isnull;
 	Datum		latest;
 
-	history_exec(psprintf("SELECT GREATEST("
+	LocalRunSql(psprintf("SELECT GREATEST("
 						  "(SELECT pg_catalog.max(ts_valid_from) FROM %1$s WHERE ts_rewound_by IS NULL"
 						  " AND ts_valid_from OPERATOR(pg_catalog.<=) $1),"
 						  "(SELECT pg_catalog.max(ts_valid_to) FROM %1$s WHERE ts_rewound_by IS NULL"
@@ -742,23 +731,23 @@ rewind_copy(TableConfig *cfg, TimestampTz to, int64 run_id, CycleResult *result)
 	table_close(rel, AccessShareLock);
 
 	watermark = rewound_watermark(cfg, hist, values);
-	history_exec(psprintf("INSERT INTO %1$s (%2$s, ts_valid_from, ts_valid_to, ts_opened_by, ts_closed_by,"
+	LocalRunSql(psprintf("INSERT INTO %1$s (%2$s, ts_valid_from, ts_valid_to, ts_opened_by, ts_closed_by,"
 						  " ts_rewound_by) SELECT %2$s, ts_valid_from, ts_valid_to, ts_opened_by, ts_closed_by, $2"
 						  " FROM %1$s WHERE ts_rewound_by IS NULL AND ts_valid_to OPERATOR(pg_catalog.>) $1"
 						  " AND ts_valid_from OPERATOR(pg_catalog.<=) $1", hist, data),
 				 2, types, values, SPI_OK_INSERT);
-	history_exec(psprintf("UPDATE %s SET ts_rewound_by = $2 WHERE ts_rewound_by IS NULL"
+	LocalRunSql(psprintf("UPDATE %s SET ts_rewound_by = $2 WHERE ts_rewound_by IS NULL"
 						  " AND ts_valid_from OPERATOR(pg_catalog.>) $1", hist),
 				 2, types, values, SPI_OK_UPDATE);
-	history_exec(psprintf("UPDATE %s SET ts_valid_to = NULL, ts_closed_by = NULL WHERE ts_rewound_by IS NULL"
+	LocalRunSql(psprintf("UPDATE %s SET ts_valid_to = NULL, ts_closed_by = NULL WHERE ts_rewound_by IS NULL"
 						  " AND ts_valid_to OPERATOR(pg_catalog.>) $1", hist),
 				 2, types, values, SPI_OK_UPDATE);
 
 	set_aside = psprintf("EXISTS (SELECT 1 FROM %s r WHERE r.ts_rewound_by OPERATOR(pg_catalog.=) $2 AND %s)",
 						 hist, LocalKeyJoin(cfg, "r", "c"));
-	result->rows_deleted = history_exec(psprintf("DELETE FROM %s c WHERE %s", copy, set_aside),
+	result->rows_deleted = LocalRunSql(psprintf("DELETE FROM %s c WHERE %s", copy, set_aside),
 										2, types, values, SPI_OK_DELETE);
-	result->rows_inserted = history_exec(psprintf("INSERT INTO %s (%s) SELECT %s FROM %s c"
+	result->rows_inserted = LocalRunSql(psprintf("INSERT INTO %s (%s) SELECT %s FROM %s c"
 												  " WHERE c.ts_valid_to IS NULL AND c.ts_rewound_by IS NULL AND %s",
 												  copy, insertable, LocalColumnList(copy_columns(cfg->local_relid, true), "c"),
 												  hist, set_aside),
