@@ -229,7 +229,7 @@ is "$(q -c "SELECT count(*), count(*) FILTER (WHERE ts_valid_to IS NOT NULL) FRO
    "the history of a partitioned copy has both versions of the corrected row"
 
 # ---- modes, resync, repair
-wh -c "CREATE TABLE hist_events AS SELECT * FROM hist_sends"
+wh -c "DROP TABLE IF EXISTS hist_events" -c "CREATE TABLE hist_events AS SELECT * FROM hist_sends"
 for mode in append snapshot; do
     q -c "SET client_min_messages = warning" -c "SELECT name FROM treble_sync.add_table('hist_events', 'w', name => 'hist_$mode',
             local_table => 'hist_$mode', key_columns => '{id}', mode => '$mode', max_delete_ratio => 1,
@@ -241,17 +241,17 @@ UPDATE hist_events SET status = 'again', synced_at = date_trunc('second', now() 
 DELETE FROM hist_events WHERE id = 2;
 INSERT INTO hist_events VALUES (100, 'new', 1, now() at time zone 'UTC', date_trunc('second', now() at time zone 'UTC') - interval '20 minutes');
 SQL
-is "$(sync hist_append)|$(q -c "SELECT string_agg(id || ':' || (ts_valid_to IS NULL), ',' ORDER BY id, ts_valid_from) FROM hist_append_history WHERE id IN (1, 2, 100)")" \
-   "success|1:t,2:t,100:t" "append: the new row is a new version; nothing else changes"
-is "$(sync hist_snapshot)|$(q -c "SELECT string_agg(id || ':' || (ts_valid_to IS NULL), ',' ORDER BY id, ts_valid_from) FROM hist_snapshot_history WHERE id IN (1, 2, 100)")" \
-   "success|1:f,1:t,2:f,100:t" "snapshot: a correction closes and opens, a removal closes, a new row opens"
+is "$(sync hist_append)|$(q -c "SELECT string_agg(id || ':' || CASE WHEN ts_valid_to IS NULL THEN 'open' ELSE 'closed' END, ',' ORDER BY id, ts_valid_from) FROM hist_append_history WHERE id IN (1, 2, 100)")" \
+   "success|1:open,2:open,100:open" "append: the new row is a new version; nothing else changes"
+is "$(sync hist_snapshot)|$(q -c "SELECT string_agg(id || ':' || CASE WHEN ts_valid_to IS NULL THEN 'open' ELSE 'closed' END, ',' ORDER BY id, ts_valid_from) FROM hist_snapshot_history WHERE id IN (1, 2, 100)")" \
+   "success|1:closed,1:open,2:closed,100:open" "snapshot: a correction closes and opens, a removal closes, a new row opens"
 before=$(q -c "SELECT count(*), max(xmin::text::bigint) FROM hist_snapshot_history")
 is "$(q -c "SELECT status FROM treble_sync.resync('hist_snapshot')")|$(q -c "SELECT count(*), max(xmin::text::bigint) FROM hist_snapshot_history")" \
    "empty|$before" "resync of an equal copy writes nothing to the history"
 wh -c "UPDATE hist_sends SET status = 'repaired' WHERE id = 11"   # a change without a new cursor
 day=$(q -c "SELECT scheduled_at::date FROM hist_sends WHERE id = 11")
-is "$(q -c "SELECT status, rows_updated FROM treble_sync.repair('hist_sends', '$day')")|$(q -c "SELECT string_agg(status || ':' || (ts_valid_to IS NULL), ',' ORDER BY ts_valid_from, ts_valid_to NULLS LAST) FROM hist_sends_history WHERE id = 11 AND ts_rewound_by IS NULL")" \
-   "success|1|queued:f,repaired:t" "repair's change is a version too"
+is "$(q -c "SELECT status, rows_updated FROM treble_sync.repair('hist_sends', '$day')")|$(q -c "SELECT string_agg(status || ':' || CASE WHEN ts_valid_to IS NULL THEN 'open' ELSE 'closed' END, ',' ORDER BY ts_valid_from, ts_valid_to NULLS LAST) FROM hist_sends_history WHERE id = 11 AND ts_rewound_by IS NULL")" \
+   "success|2|queued:closed,repaired:open" "repair's change is a version too (and the day's other change, id 10)"
 
 # ---- turning history off, and removing
 q -c "SELECT name FROM treble_sync.alter_table('hist_parts', keep_history => '')" >/dev/null
@@ -261,7 +261,7 @@ q -c "SELECT treble_sync.remove_table('hist_masked', drop_local => true)" >/dev/
 is "$(q -c "SELECT to_regclass('hist_masked') IS NULL AND to_regclass('hist_masked_history') IS NULL")" "t" \
    "remove_table(drop_local) drops the copy and its history table"
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
+[[ -n ${TS_KEEP_DB:-} ]] || psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
     -c "DROP ROLE IF EXISTS hist_owner" -c "DROP ROLE IF EXISTS hist_other" -c "DROP ROLE IF EXISTS hist_reader" >/dev/null
 echo "1..$n"
 exit $((failed > 0))
