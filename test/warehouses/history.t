@@ -28,7 +28,7 @@
 # warehouse's state at every cut, on every warehouse.)
 #
 # Expects the clusters of .ci/clusters to be running and their env file
-# sourced. Prints TAP.
+# sourced. Prints TAP. TS_KEEP_DB=1 leaves the database ts_history behind.
 
 set -u
 n=0
