@@ -29,6 +29,7 @@ OBJS = \
 	src/sync.o \
 	src/security.o \
 	src/attempt.o \
+	src/history.o \
 	src/deparse.o \
 	src/localsql.o \
 	src/recovery.o

@@ -54,7 +54,13 @@ CREATE TABLE treble_sync.tables (
     load_cut      text,
     owner         regrole NOT NULL DEFAULT current_user::regrole,
     created_at    timestamptz NOT NULL DEFAULT now(),
+    -- versions of the copy (src/history.c): kept this long after they
+    -- closed, in this table, complete from this cut on; NULL: no history
+    keep_history  interval CHECK (keep_history >= '1 day'),
+    history_table regclass,
+    history_from  timestamptz,
     CHECK ((cursor_column IS NULL) = (cursor_kind IS NULL)),
+    CHECK ((keep_history IS NULL) = (history_table IS NULL)),
     CHECK (cursor_column IS NOT NULL OR mode = 'snapshot')
 );
 COMMENT ON TABLE treble_sync.tables IS
@@ -234,7 +240,8 @@ CREATE FUNCTION treble_sync.add_table(
     schema_drift  text     DEFAULT 'halt',
     on_bad_row    text     DEFAULT 'fail',
     max_bad_row_ratio real DEFAULT 0.02,
-    hot_window_check text  DEFAULT 'keys')
+    hot_window_check text  DEFAULT 'keys',
+    keep_history  text     DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_add_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -282,7 +289,8 @@ CREATE FUNCTION treble_sync.alter_table(
     schema_drift  text     DEFAULT NULL,
     on_bad_row    text     DEFAULT NULL,
     max_bad_row_ratio real DEFAULT NULL,
-    hot_window_check text  DEFAULT NULL)
+    hot_window_check text  DEFAULT NULL,
+    keep_history  text     DEFAULT NULL)
 RETURNS treble_sync.tables
 AS 'MODULE_PATHNAME', 'treble_sync_alter_table'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -786,6 +794,59 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION treble_sync.repair IS 're-pull one event day and make that day of the copy equal to it';
 
 -- ---------------------------------------------------------------------------
+-- Versions of a copy (src/history.c): a table registered with keep_history
+-- has a history table <copy>_history, owned by the copy's owner, filled by
+-- statement triggers on the copy during its runs.  as_of() and changes()
+-- read it with the caller's privileges (SELECT on the copy and on its
+-- history table); rewind() needs the owner's.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION treble_sync.history_capture()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'treble_sync_history_capture'
+LANGUAGE C;
+COMMENT ON FUNCTION treble_sync.history_capture IS
+    'the statement trigger of a copy that keeps history: records what a run changed, refuses changes outside runs';
+
+-- The SQL of as_of() and changes() for the copy whose row type is given,
+-- after checking the caller may read the copy and the cuts are within its
+-- history.  Writes nothing.
+CREATE FUNCTION treble_sync.history_query(copy regtype, kind text, from_cut timestamptz,
+                                          to_cut timestamptz)
+RETURNS text
+AS 'MODULE_PATHNAME', 'treble_sync_history_query'
+LANGUAGE C STABLE;
+
+CREATE FUNCTION treble_sync.as_of(copy anyelement, cut timestamptz)
+RETURNS SETOF anyelement
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY EXECUTE treble_sync.history_query(pg_catalog.pg_typeof(copy), 'as_of', cut, cut)
+        USING cut;
+END
+$$;
+COMMENT ON FUNCTION treble_sync.as_of IS
+    'the copy as it was at a cut: as_of(NULL::schema.copy, ''2026-11-28 12:00+00'')';
+
+CREATE FUNCTION treble_sync.changes(copy anyelement, from_cut timestamptz, to_cut timestamptz)
+RETURNS TABLE (op text, old_row anyelement, new_row anyelement)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY EXECUTE treble_sync.history_query(pg_catalog.pg_typeof(copy), 'changes',
+                                                   from_cut, to_cut)
+        USING from_cut, to_cut;
+END
+$$;
+COMMENT ON FUNCTION treble_sync.changes IS
+    'the rows inserted, updated (old and new) and deleted in the copy between two cuts';
+
+CREATE FUNCTION treble_sync.rewind(name text, "to" timestamptz)
+RETURNS treble_sync.runs
+AS 'MODULE_PATHNAME', 'treble_sync_rewind'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+COMMENT ON FUNCTION treble_sync.rewind IS
+    'make the copy equal to its state at a past cut and set the watermark back to it, logged as a run';
+
+-- ---------------------------------------------------------------------------
 -- Who may do what (docs/security.md).  Superusers create servers.  Members
 -- of treble_sync_admin may call the functions that register, change, run
 -- and check tables; each function also requires the privileges of the
@@ -814,7 +875,7 @@ BEGIN
              WHERE p.pronamespace = 'treble_sync'::regnamespace
                AND p.proname IN ('add_table', 'alter_table', 'remove_table', 'sync_table',
                                  'sync_all', 'resync', 'schedule', 'schedule_all', 'unschedule',
-                                 'add_check', 'drop_check', 'verify', 'repair')
+                                 'add_check', 'drop_check', 'verify', 'repair', 'rewind')
     LOOP
         EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO treble_sync_admin', f);

@@ -54,6 +54,17 @@ note_text(char **field, const char *value)
 	*field = value ? MemoryContextStrdup(CurrentAttempt->cxt, value) : NULL;
 }
 
+/*
+ * The run the attempt belongs to: the history of a copy records its
+ * changes under it (history.c), and refuses changes made outside a run.
+ */
+void
+AttemptNoteRun(int64 run_id)
+{
+	if (CurrentAttempt)
+		CurrentAttempt->run_id = run_id;
+}
+
 /* The cut frozen: the run log keeps it even for a failed run. */
 void
 AttemptNoteCut(const char *cut)

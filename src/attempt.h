@@ -28,6 +28,7 @@ typedef struct CycleAttempt
 	char	   *failed_checks;	/* results (JSON) of checks that failed it */
 	bool		transient;		/* the last remote error was transient */
 	LoadChunk	chunk;			/* the chunk being loaded; chunk 0 if none */
+	int64		run_id;			/* the run this attempt belongs to */
 } CycleAttempt;
 
 /* The attempt under way in this process, or NULL. */
@@ -35,6 +36,7 @@ extern PGDLLIMPORT CycleAttempt *CurrentAttempt;
 
 extern CycleAttempt *AttemptBegin(MemoryContext parent);
 extern void AttemptEnd(void);
+extern void AttemptNoteRun(int64 run_id);
 extern void AttemptNoteCut(const char *cut);
 extern void AttemptNoteDrift(const char *drift);
 extern void AttemptNoteFailedChecks(const char *json);

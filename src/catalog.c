@@ -257,7 +257,8 @@ static const char *table_select =
 " schema_drift, all_columns,"
 " ARRAY(SELECT k FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
 " ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
-" on_bad_row, max_bad_row_ratio, owner::oid, hot_window_check"
+" on_bad_row, max_bad_row_ratio, owner::oid, hot_window_check,"
+" keep_history, history_table::pg_catalog.oid, history_from"
 " FROM treble_sync.tables";
 
 /*
@@ -298,6 +299,9 @@ enum
 	Anum_select_max_bad_row_ratio,
 	Anum_select_owner,
 	Anum_select_hot_window_check,
+	Anum_select_keep_history,
+	Anum_select_history_table,
+	Anum_select_history_from,
 	Natts_select
 };
 
@@ -342,6 +346,12 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->max_bad_row_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, Anum_select_max_bad_row_ratio, &isnull));
 	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, Anum_select_owner, &isnull));
 	cfg->window_check = CatalogParseWindowCheck(spi_text_or_null(tup, desc, Anum_select_hot_window_check));
+	d = SPI_getbinval(tup, desc, Anum_select_keep_history, &isnull);
+	cfg->keep_history = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
+	d = SPI_getbinval(tup, desc, Anum_select_history_table, &isnull);
+	cfg->history_relid = isnull ? InvalidOid : DatumGetObjectId(d);
+	d = SPI_getbinval(tup, desc, Anum_select_history_from, &isnull);
+	cfg->history_from = isnull ? DT_NOBEGIN : DatumGetTimestampTz(d);
 	{
 		List	   *names = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_remote_column_names, &isnull));
 		List	   *sigs = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_remote_column_signatures, &isnull));
@@ -592,15 +602,42 @@ CatalogFailRun(int64 run_id, const char *error)
 				  NULL, SPI_OK_UPDATE);
 }
 
-/* Advance a table's watermark (the caller guarantees it never goes back). */
+/*
+ * Set a table's watermark: a cycle advances it (the caller guarantees it
+ * never goes back); only rewind() sets it back, or to NULL.
+ */
 void
 CatalogSetWatermark(int32 table_id, const char *watermark)
 {
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+
+	values[0] = Int32GetDatum(table_id);
+	param_text(values, nulls, 1, watermark);
 	catalog_write("UPDATE treble_sync.tables SET watermark = $2"
 				  " WHERE table_id OPERATOR(pg_catalog.=) $1",
-				  2, (Oid[]) {INT4OID, TEXTOID},
-				  (Datum[]) {Int32GetDatum(table_id), CStringGetTextDatum(watermark)},
-				  NULL, SPI_OK_UPDATE);
+				  2, (Oid[]) {INT4OID, TEXTOID}, values, nulls, SPI_OK_UPDATE);
+}
+
+/*
+ * Record whether a table keeps history (keep NULL: not), in which table,
+ * and from which cut (history.c).
+ */
+void
+CatalogSetHistory(int32 table_id, Interval *keep, Oid history_relid, TimestampTz from)
+{
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	values[0] = Int32GetDatum(table_id);
+	param_datum(values, nulls, 1, IntervalPGetDatum(keep), keep == NULL);
+	param_datum(values, nulls, 2, ObjectIdGetDatum(history_relid), !OidIsValid(history_relid));
+	param_datum(values, nulls, 3, TimestampTzGetDatum(from), keep == NULL);
+	catalog_write("UPDATE treble_sync.tables SET keep_history = $2,"
+				  " history_table = $3::pg_catalog.regclass, history_from = $4"
+				  " WHERE table_id OPERATOR(pg_catalog.=) $1",
+				  4, (Oid[]) {INT4OID, INTERVALOID, OIDOID, TIMESTAMPTZOID}, values, nulls,
+				  SPI_OK_UPDATE);
 }
 
 /* Is this run still marked 'running'? (its worker may have died) */

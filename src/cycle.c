@@ -368,11 +368,7 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
 static uint64
 run_sql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
 {
-	int			rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
-
-	if (rc != expected)
-		elog(ERROR, "treble_sync statement failed (SPI code %d): %s", rc, sql);
-	return SPI_processed;
+	return LocalRunSql(sql, nargs, types, values, expected);
 }
 
 /* Share of a copy a cycle must change before it gathers the copy's statistics. */

@@ -16,6 +16,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_operator.h"
+#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -158,4 +159,19 @@ LocalSetList(TableConfig *cfg, const char *alias)
 						 quote_identifier(c), alias, quote_identifier(c));
 	}
 	return set.data;
+}
+
+/*
+ * Run one statement on the copy (or its history) through SPI, connected,
+ * with the current role's privileges; error unless it returns the SPI
+ * code expected.  Returns the rows it processed.
+ */
+uint64
+LocalRunSql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
+{
+	int			rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "treble_sync statement failed (SPI code %d): %s", rc, sql);
+	return SPI_processed;
 }

@@ -19,5 +19,6 @@ extern char *LocalColumnOperator(TableConfig *cfg, const char *column, int which
 extern char *LocalKeyJoin(TableConfig *cfg, const char *a, const char *b);
 extern char *LocalNewerVersion(TableConfig *cfg, const char *a, const char *b);
 extern char *LocalSetList(TableConfig *cfg, const char *alias);
+extern uint64 LocalRunSql(const char *sql, int nargs, Oid *types, Datum *values, int expected);
 
 #endif							/* TREBLE_SYNC_LOCALSQL_H */

@@ -31,6 +31,7 @@
 
 #include "catalog.h"
 #include "drift.h"
+#include "history.h"
 #include "odbc.h"
 #include "schema.h"
 #include "recovery.h"
@@ -659,11 +660,36 @@ check_masked_columns(TableConfig *cfg)
 }
 
 /*
+ * keep_history of add_table and alter_table: how long versions are kept
+ * after they closed, at least a day; '' is none (history off).
+ */
+static Interval *
+keep_history_option(FunctionCallInfo fcinfo, int arg)
+{
+	char	   *value = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+	Interval   *keep;
+
+	if (value[0] == '\0')
+		return NULL;
+	keep = interval_option(value, "keep_history");
+	check_interval(keep, "keep_history", true);
+	if (DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(keep),
+										 DirectFunctionCall3(interval_in, CStringGetDatum("1 day"),
+															 ObjectIdGetDatum(InvalidOid),
+															 Int32GetDatum(-1)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keep_history must be at least 1 day"),
+				 errhint("Pass '' to keep no history.")));
+	return keep;
+}
+
+/*
  * add_table(remote_table, server, key_columns, event_column, cursor_column,
  *			 hot_window, local_table, name, initial_chunk, parallel, mode,
  *			 cursor_overlap, login_timeout, query_timeout, max_retries,
  *			 max_delete_ratio, columns, column_types, mask, schema_drift,
- *			 on_bad_row, max_bad_row_ratio, hot_window_check)
+ *			 on_bad_row, max_bad_row_ratio, hot_window_check, keep_history)
  */
 PG_FUNCTION_INFO_V1(treble_sync_add_table);
 
@@ -814,6 +840,8 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	}
 	(void) CatalogInsertTable(&cfg, cfg.owner);
 	cfg.table_id = CatalogGetTable(cfg.name, false)->table_id;
+	if (!PG_ARGISNULL(23))
+		HistoryConfigure(&cfg, keep_history_option(fcinfo, 23));
 	result = CatalogSetRemoteColumns(&cfg);
 	SecurityUnpinSearchPath(search_path_level);
 	PG_RETURN_DATUM(result);
@@ -849,7 +877,7 @@ same_names(List *a, List *b)
  * alter_table(name, enabled, mode, key_columns, event_column, cursor_column,
  *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name,
  *			   login_timeout, query_timeout, max_retries, max_delete_ratio, mask,
- *			   schema_drift, on_bad_row, max_bad_row_ratio, hot_window_check)
+ *			   schema_drift, on_bad_row, max_bad_row_ratio, hot_window_check, keep_history)
  *
  * Changes options of a registration, checked as add_table checks them.  A
  * new cursor column or mode drops the watermark: the next cycle is a first
@@ -955,7 +983,12 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	reset = before.mode != cfg->mode || before.cursor_kind != cfg->cursor_kind ||
 		!TextsEqual(before.cursor_column, cfg->cursor_column) ||
 		!same_names(before.masked_columns, cfg->masked_columns);
+	HistoryCheckAlter(&before, cfg);
 	(void) CatalogUpdateTable(cfg, reset);
+	if (!PG_ARGISNULL(20))
+		HistoryConfigure(cfg, keep_history_option(fcinfo, 20));
+	else if (cfg->keep_history != NULL)
+		HistoryConfigure(cfg, cfg->keep_history);	/* checks the cursor still fits */
 	PG_RETURN_DATUM(CatalogSetRemoteColumns(cfg));
 }
 
@@ -988,6 +1021,7 @@ treble_sync_remove_table(PG_FUNCTION_ARGS)
 	if (drop_local && relname != NULL &&
 		!pg_class_ownercheck(cfg->local_relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, relname);
+	HistoryRemove(cfg, drop_local);
 	CatalogDeleteTable(cfg->table_id);
 	if (drop_local && relname != NULL)
 	{

@@ -22,6 +22,7 @@
  *	  catalog.c/h    reading and writing the extension's tables
  *	  stage.c/h      the staging table, filled by COPY
  *	  cycle.c/h      the steps of a cycle in every mode
+ *	  history.c/h    versions of a copy: as_of, changes, rewind, retention
  *	  drift.c/h      schema drift, checked at the start of each cycle
  *	  checks.c/h     quality checks, run before a cycle commits
  *	  load.c/h       chunked first loads
@@ -140,6 +141,9 @@ typedef struct TableConfig
 	bool		enabled;
 	char	   *watermark;		/* NULL before the first successful cycle */
 	char	   *load_cut;		/* T of a chunked first load in progress */
+	Interval   *keep_history;	/* NULL: no history (history.c) */
+	Oid			history_relid;	/* the history table, while keeping history */
+	TimestampTz history_from;	/* the cut history began at, or -infinity */
 } TableConfig;
 
 /* One chunk of a chunked first load: lo <= column < hi. */

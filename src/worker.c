@@ -53,6 +53,7 @@
 #include "checks.h"
 #include "cycle.h"
 #include "drift.h"
+#include "history.h"
 #include "load.h"
 #include "lockwait.h"
 #include "odbc.h"
@@ -965,6 +966,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 
 	/* what the last attempt learnt is forgotten, all at once */
 	AttemptBegin(cxt);
+	AttemptNoteRun(slot->run_id);
 
 	/*
 	 * Each attempt reads the registration afresh into memory of its own: the
@@ -995,6 +997,7 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 			CycleRun(cfg, conn, &result);
 		ChecksRun(cfg, &result);	/* a failing 'error' check fails the cycle */
 		CycleAnalyzeIfChanged(cfg, &result);
+		HistoryAfterCycle(cfg);		/* retention */
 		CatalogFinishRun(slot->run_id, &result);
 		CatalogSetRunDetails(slot->run_id, attempt, CurrentAttempt->cut, result.drift,
 							 result.warnings);
@@ -1228,6 +1231,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync chunk loader",
 								ALLOCSET_DEFAULT_SIZES);
 	AttemptBegin(cxt);			/* notes the chunk being loaded */
+	AttemptNoteRun(args.run_id);
 
 	PG_TRY();
 	{

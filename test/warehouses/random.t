@@ -19,6 +19,11 @@
 #   * the warehouse holds exactly the rows the test meant to write (its
 #     model), so a change a client or an engine took differently (a
 #     ClickHouse mutation, an escape in a literal) cannot go unseen.
+# The copy of the first hot_window_check keeps history (keep_history): the test keeps the warehouse's
+# deduplicated state at every cut itself, and after the last cycle
+#   * as_of at every cut equals the state then, row for row;
+#   * changes between any two cuts equals the difference of their states:
+#     the keys inserted, updated (old and new rows) and deleted.
 #
 # The changes are chosen by test/warehouses/random_gen.py from a seeded
 # generator, within what treble_sync promises (docs/limits.md; see there).
@@ -46,6 +51,8 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 read -r -a WAREHOUSES <<<"${TS_WAREHOUSES:-postgresql mariadb sqlite clickhouse}"
 read -r -a CHECKS <<<"${TS_HOT_WINDOW_CHECKS:-keys rows}"
+# the copy of the first value keeps history (check_history)
+HISTORY_CHECK=${CHECKS[0]}
 CYCLES=${TS_RANDOM_CYCLES:-15}
 SEED=${TS_RANDOM_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}
 # a warehouse stops after this many failing cycles (the rest would repeat them)
@@ -151,9 +158,15 @@ dump_warehouse() {
 # Compare, on the destination: the copy $1 with the warehouse's newest
 # version of every key (synced_at is unique but for rows written twice,
 # which are equal); the warehouse with the model. Prints one line per
-# differing row, nothing when all is equal.
+# differing row, nothing when all is equal. With a cut $2, keeps the
+# warehouse's newest versions as the state at that cut (the last of the
+# cycles with that cut wins), for check_history.
 compare() {
-    local copy=$1
+    local copy=$1 save=""
+    [[ -n ${2:-} ]] && save="DELETE FROM states WHERE cut = '$2';
+INSERT INTO states (cut, id, campaign, status, cost, note, scheduled_at, synced_at)
+SELECT DISTINCT ON (id) '$2', id, campaign, status, cost, note, scheduled_at, synced_at
+  FROM typed WHERE src = 'warehouse' ORDER BY id, synced_at DESC;"
     dump_warehouse >"$TMP/wh.tsv" || { echo "could not read the warehouse"; return; }
     q -F ': ' 2>&1 <<SQL
 CREATE TEMP TABLE raw (src text DEFAULT 'warehouse', id bigint, campaign text, status text, cost text,
@@ -185,6 +198,7 @@ UNION ALL
 (SELECT 'written by the test, not in the warehouse', left(x::text, 300)
    FROM (SELECT * FROM model EXCEPT ALL SELECT * FROM wh) x)
 ORDER BY 1, 2;
+$save
 SQL
 }
 
@@ -208,10 +222,18 @@ run_cycle() {
             q -c "SET client_min_messages = warning" \
               -c "SELECT name FROM treble_sync.add_table('random_sends', 'w', key_columns => '{id}',
                          event_column => 'scheduled_at', hot_window => '3 days', max_delete_ratio => 1,
-                         local_table => '$copy', name => '$copy', hot_window_check => '$check')" >/dev/null
+                         local_table => '$copy', name => '$copy', hot_window_check => '$check',
+                         keep_history => $( [[ $check == "$HISTORY_CHECK" ]] && echo "'400 days'" || echo NULL ))" >/dev/null
+            [[ $check == "$HISTORY_CHECK" ]] &&
+                q -c "CREATE TABLE states AS SELECT NULL::timestamptz AS cut, * FROM $copy WITH NO DATA" >/dev/null
         fi
         run=$(q -F ' ' -c "SELECT run_id, status FROM treble_sync.sync_table('$copy')" 2>&1)
-        out=$(compare "$copy")
+        local cut=""
+        if [[ $check == "$HISTORY_CHECK" ]]; then
+            # the cut of the history: the watermark after the run (the servers' zone is UTC)
+            cut=$(q -c "SELECT watermark::timestamp AT TIME ZONE 'UTC' FROM treble_sync.tables WHERE name = '$copy'")
+        fi
+        out=$(compare "$copy" "$cut")
         local what="the copy equals the warehouse"
         ((cyc == 0)) && what="the first sync copies the warehouse's newest version of each key"
         if [[ $run =~ ^[0-9]+\ (success|empty)$ && -z $out ]]; then
@@ -232,6 +254,60 @@ run_cycle() {
         } | sed 's/^/#   /'
     done
     return $bad
+}
+
+# The history against the states the test kept: as_of at every cut, and
+# changes between every two cuts. Two TAP lines; the differing rows (at
+# most 20) as diagnostics.
+check_history() {
+    local out cuts
+    cuts=$(q -c "SELECT count(DISTINCT cut) FROM states")
+    out=$(q -F ' ' 2>&1 <<SQL
+WITH c AS (SELECT DISTINCT cut FROM states)
+SELECT c.cut, d.side, left(d.r, 200) FROM c, LATERAL (
+    (SELECT 'state only' AS side, ROW(s.id, s.campaign, s.status, s.cost, s.note, s.scheduled_at, s.synced_at)::text AS r
+       FROM states s WHERE s.cut = c.cut
+     EXCEPT ALL
+     SELECT 'state only', ROW(a.id, a.campaign, a.status, a.cost, a.note, a.scheduled_at, a.synced_at)::text
+       FROM treble_sync.as_of(NULL::random_sends_$HISTORY_CHECK, c.cut) a)
+    UNION ALL
+    (SELECT 'as_of only', ROW(a.id, a.campaign, a.status, a.cost, a.note, a.scheduled_at, a.synced_at)::text
+       FROM treble_sync.as_of(NULL::random_sends_$HISTORY_CHECK, c.cut) a
+     EXCEPT ALL
+     SELECT 'as_of only', ROW(s.id, s.campaign, s.status, s.cost, s.note, s.scheduled_at, s.synced_at)::text
+       FROM states s WHERE s.cut = c.cut)) d
+ORDER BY 1, 2, 3 LIMIT 20;
+SQL
+)
+    if [[ -z $out ]]; then ok "$W: as_of at each of the $cuts cuts equals the warehouse's state then"
+    else nok "$W: as_of at each of the $cuts cuts equals the warehouse's state then"; sed 's/^/#   /' <<<"$out"; fi
+    out=$(q -F ' ' 2>&1 <<SQL
+WITH c AS (SELECT DISTINCT cut FROM states),
+pairs AS (SELECT a.cut AS c1, b.cut AS c2 FROM c a JOIN c b ON a.cut < b.cut),
+want AS (
+    SELECT p.c1, p.c2, x.op, x.o, x.n FROM pairs p, LATERAL (
+        SELECT CASE WHEN s1.id IS NULL THEN 'insert' WHEN s2.id IS NULL THEN 'delete' ELSE 'update' END AS op,
+               CASE WHEN s1.id IS NOT NULL THEN ROW(s1.id, s1.campaign, s1.status, s1.cost, s1.note, s1.scheduled_at, s1.synced_at)::text END AS o,
+               CASE WHEN s2.id IS NOT NULL THEN ROW(s2.id, s2.campaign, s2.status, s2.cost, s2.note, s2.scheduled_at, s2.synced_at)::text END AS n
+        FROM (SELECT * FROM states WHERE cut = p.c1) s1
+        FULL JOIN (SELECT * FROM states WHERE cut = p.c2) s2 ON s1.id = s2.id
+        WHERE s1.id IS NULL OR s2.id IS NULL
+           OR (s1.campaign, s1.status, s1.cost, s1.note, s1.scheduled_at, s1.synced_at)
+              IS DISTINCT FROM (s2.campaign, s2.status, s2.cost, s2.note, s2.scheduled_at, s2.synced_at)) x),
+got AS (
+    SELECT p.c1, p.c2, x.op,
+           CASE WHEN x.op <> 'insert' THEN ROW((x.old_row).id, (x.old_row).campaign, (x.old_row).status, (x.old_row).cost,
+                                               (x.old_row).note, (x.old_row).scheduled_at, (x.old_row).synced_at)::text END,
+           CASE WHEN x.op <> 'delete' THEN ROW((x.new_row).id, (x.new_row).campaign, (x.new_row).status, (x.new_row).cost,
+                                               (x.new_row).note, (x.new_row).scheduled_at, (x.new_row).synced_at)::text END
+    FROM pairs p, LATERAL treble_sync.changes(NULL::random_sends_$HISTORY_CHECK, p.c1, p.c2) x)
+SELECT * FROM ((SELECT 'wanted', * FROM (TABLE want EXCEPT ALL TABLE got) w)
+               UNION ALL (SELECT 'got', * FROM (TABLE got EXCEPT ALL TABLE want) g)) d
+ORDER BY 2, 3, 1 LIMIT 20;
+SQL
+)
+    if [[ -z $out ]]; then ok "$W: changes between any two of the $cuts cuts equal the difference of their states"
+    else nok "$W: changes between any two of the $cuts cuts equal the difference of their states"; sed 's/^/#   /' <<<"$out"; fi
 }
 
 run_warehouse() {
@@ -271,6 +347,7 @@ SQL
     if ((failures >= MAX_FAILURES && cyc <= CYCLES)); then
         nok "$W: stopped after $failures failing cycles, at cycle $((cyc - 1)) of $CYCLES"
     fi
+    check_history
     sed "s/^/# $W: /" "$GEN/summary.txt"
     echo "# $W: runs: $(q -c "SELECT string_agg(table_name || ' ' || status || ' ' || n, ', ' ORDER BY table_name, status)
                             FROM (SELECT table_name, status, count(*) AS n FROM treble_sync.runs
