@@ -957,6 +957,8 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	char	   *sql;
 	uint64		nkeys;
 
+	/* comparing is merging work, as the indexing of the staged rows is */
+	ProgressPhase(PROGRESS_PHASE_MERGING);
 	SPI_connect();
 	index_stage(cfg);
 	sql = psprintf("SELECT %1$s FROM (SELECT %1$s, pg_catalog.max(%2$s) AS %2$s"
