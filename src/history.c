@@ -47,6 +47,7 @@
 #include "history.h"
 #include "localsql.h"
 #include "odbc.h"
+#include "recovery.h"
 #include "security.h"
 #include "worker.h"
 
@@ -767,12 +768,14 @@ PG_FUNCTION_INFO_V1(treble_sync_rewind);
 Datum
 treble_sync_rewind(PG_FUNCTION_ARGS)
 {
-	TableConfig *cfg = CatalogGetTableArg(fcinfo, 0);
+	TableConfig *cfg;
 	TimestampTz to;
 	SecurityState state;
 	CycleResult result;
 	int64		run_id;
 
+	RecoveryRequirePrimary("rewind()");
+	cfg = CatalogGetTableArg(fcinfo, 0);
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

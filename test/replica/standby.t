@@ -80,6 +80,7 @@ ENTRY_POINTS=(
     "drop_check|SELECT treble_sync.drop_check(1)"
     "verify|SELECT * FROM treble_sync.verify('$TAB')"
     "repair|SELECT treble_sync.repair('$TAB', '2026-11-28')"
+    "rewind|SELECT * FROM treble_sync.rewind('$TAB', '2026-11-28')"
 )
 listed=$(printf '%s\n' "${ENTRY_POINTS[@]}" | cut -d'|' -f1 | sort | paste -sd' ')
 check "the list covers every entry point treble_sync_admin is granted" "$listed" \

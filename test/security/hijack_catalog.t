@@ -219,7 +219,10 @@ SELECT treble_sync.drop_check(pg_catalog.max(check_id)) FROM treble_sync.checks;
 SQL
 )
     echo "$out" | sed 's/^/# /'
-    whq -c "UPDATE hj_events SET code = code || 'x', synced_at = '2026-11-29 10:00' WHERE id % 7 = 0" \
+    # a later synced_at every round: a correction is written with a new
+    # cursor, which the key-only window check relies on
+    whq -c "UPDATE hj_events SET code = code || 'x',
+                synced_at = '2026-11-29 10:00'::timestamp + interval '$round minutes' WHERE id % 7 = 0" \
         -c "DELETE FROM hj_events WHERE id = 59" >/dev/null
     st=$(hq -c "SELECT status FROM treble_sync.sync_table('$name')" 2>&1)
     check "$st" success "search_path '$SP': a cycle that updates and deletes succeeds"
