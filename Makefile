@@ -19,6 +19,7 @@ OBJS = \
 	src/catalog.o \
 	src/schema.o \
 	src/stage.o \
+	src/readahead.o \
 	src/cycle.o \
 	src/drift.o \
 	src/checks.o \

@@ -35,9 +35,12 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/datetime.h"
 #include "utils/formatting.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 #include "utils/memutils.h"
@@ -251,11 +254,8 @@ pull_slice(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec
 	OdbcParam	params[PULL_MAX_PARAMS];
 	int			nparams = 0;
 	char	   *sql = DeparsePull(cfg, conn, spec, slice, params, &nparams);
-	SQLHSTMT	stmt = OdbcAllocStatement(conn);
 
-	OdbcExecute(conn, stmt, sql, nparams, params);
-	StageLoad(target, cfg, conn, stmt, result);
-	OdbcFreeStatement(conn, stmt);
+	StagePull(target, cfg, conn, sql, nparams, params, result);
 }
 
 /*
@@ -369,6 +369,36 @@ static uint64
 run_sql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
 {
 	return LocalRunSql(sql, nargs, types, values, expected);
+}
+
+/*
+ * Run a data statement whose every input is bounded by the hot window or
+ * by the pull (the copy read only through its event index, the staged
+ * rows, the window's keys) with hash joins allowed, which the worker
+ * otherwise turns off (see WorkerConnectWarehouse): matching tens of
+ * thousands of window rows by hashing is cheaper than probing an index
+ * for each.  The caller writes any probe of the copy by key as a subquery
+ * the planner cannot turn into a join (OFFSET 0), so no hash table of the
+ * whole copy can come of it.
+ */
+static uint64
+run_sql_hashing(const char *sql, int nargs, Oid *types, Datum *values, int expected, long limit)
+{
+	int			nestlevel = NewGUCNestLevel();
+	uint64		n;
+
+	(void) set_config_option("enable_hashjoin", "on", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (limit == 0)
+		n = run_sql(sql, nargs, types, values, expected);
+	else
+	{
+		if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, limit) != expected)
+			elog(ERROR, "could not run: %s", sql);
+		n = SPI_processed;
+	}
+	AtEOXact_GUC(true, nestlevel);
+	return n;
 }
 
 /* Share of a copy a cycle must change before it gathers the copy's statistics. */
@@ -527,9 +557,15 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 	initStringInfo(&sql);
 	if (set[0] != '\0' && !copy_was_empty && kind != UPSERT_INSERT_ONLY)
 	{
-		appendStringInfo(&sql, "UPDATE %s t SET %s FROM " STAGE_TABLE " s"
+		/*
+		 * The staged rows in key order (OFFSET 0 keeps the order through
+		 * the join): a copy loaded in key order is then read and written
+		 * page after page, and its key index leaf after leaf, instead of
+		 * at random.
+		 */
+		appendStringInfo(&sql, "UPDATE %s t SET %s FROM (SELECT * FROM " STAGE_TABLE " ORDER BY %s OFFSET 0) s"
 						 " WHERE %s AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
-						 qlocal, set, keys,
+						 qlocal, set, LocalColumnList(cfg->key_columns, NULL), keys,
 						 LocalColumnList(cfg->columns, "t"),
 						 LocalColumnList(cfg->columns, "s"));
 		if (kind == UPSERT_VERSIONED && cfg->event_column)
@@ -557,7 +593,9 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 		;						/* nothing to collide with: a plain insert */
 	else if (get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE)
 		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys);
-	else
+	/* in key order, as the UPDATE: new keys mostly land at the index's end */
+	appendStringInfo(&sql, " ORDER BY %s", LocalColumnList(cfg->key_columns, "s"));
+	if (!copy_was_empty && get_rel_relkind(cfg->local_relid) != RELKIND_PARTITIONED_TABLE)
 		appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING",
 						 LocalColumnList(cfg->key_columns, NULL));
 	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
@@ -602,25 +640,50 @@ upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *resul
  * a row whose event date moved out of the window has already moved in the
  * copy too and is left alone.  With by_keys, the window's keys the
  * warehouse still has are those of WINDOW_KEYS_TABLE as well as the staged
- * rows of the window.
+ * rows of the window; and when the comparison named every copy key gone
+ * from the warehouse's window (gone, an array of the key's values: a
+ * one-column key), only those are looked at.
  */
 static void
 refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp bound_hi,
-			   bool by_keys, CycleResult *result)
+			   bool by_keys, Datum gone, CycleResult *result)
 {
 	const char *ev = quote_identifier(cfg->event_column);
-	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
-	Datum		values[2] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
+	Oid			types[3] = {TIMESTAMPOID, TIMESTAMPOID, InvalidOid};
+	Datum		values[3] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi), gone};
 	char	   *sql;
 
-	sql = psprintf("DELETE FROM %s t WHERE t.%s OPERATOR(pg_catalog.>=) $1"
-				   " AND t.%s OPERATOR(pg_catalog.<) $2"
-				   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
-				   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)%s",
-				   qlocal, ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev,
-				   by_keys ? psprintf(" AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %s)",
-									  LocalKeyJoin(cfg, "t", "w")) : "");
-	result->rows_deleted = run_sql(sql, 2, types, values, SPI_OK_DELETE);
+	if (gone != (Datum) 0)
+	{
+		ArrayType  *keys = DatumGetArrayTypeP(gone);
+		const char *k = quote_identifier(linitial(cfg->key_columns));
+
+		if (ArrayGetNItems(ARR_NDIM(keys), ARR_DIMS(keys)) == 0)
+		{
+			result->rows_deleted = 0;
+			return;
+		}
+		types[2] = get_array_type(ARR_ELEMTYPE(keys));
+		sql = psprintf("DELETE FROM %s t WHERE t.%s %s ANY ($3)"
+					   " AND t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2"
+					   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
+					   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
+					   qlocal, k, LocalColumnOperator(cfg, linitial(cfg->key_columns), TYPECACHE_EQ_OPR),
+					   ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev);
+		result->rows_deleted = run_sql(sql, 3, types, values, SPI_OK_DELETE);
+	}
+	else
+	{
+		sql = psprintf("DELETE FROM %s t WHERE t.%s OPERATOR(pg_catalog.>=) $1"
+					   " AND t.%s OPERATOR(pg_catalog.<) $2"
+					   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
+					   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)%s",
+					   qlocal, ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev,
+					   by_keys ? psprintf(" AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %s)",
+										  LocalKeyJoin(cfg, "t", "w")) : "");
+		/* the copy's window, by its event index, against the staged rows and keys */
+		result->rows_deleted = run_sql_hashing(sql, 2, types, values, SPI_OK_DELETE, 0);
+	}
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
 					  count_sql_with(psprintf("SELECT pg_catalog.count(*) FROM %s t"
@@ -928,6 +991,37 @@ pull_by_keys(TableConfig *cfg, OdbcConn *conn, StageTarget *target, int64 cut,
 }
 
 /*
+ * The keys of the comparison's result (a one-column key, then "gone")
+ * that the copy's window holds and the warehouse's no longer does, as an
+ * array in cxt: the only rows the window refresh can then delete.
+ */
+static Datum
+collect_gone_keys(SPITupleTable *rows, uint64 nrows, MemoryContext cxt)
+{
+	Oid			type = SPI_gettypeid(rows->tupdesc, 1);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Datum	   *keys = palloc(sizeof(Datum) * Max(nrows, 1));
+	int			n = 0;
+	Datum		array;
+
+	get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+	for (uint64 i = 0; i < nrows; i++)
+	{
+		bool		isnull;
+
+		if (DatumGetBool(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull)))
+			keys[n++] = datumCopy(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull),
+								  typbyval, typlen);
+	}
+	array = PointerGetDatum(construct_array(keys, n, type, typlen, typbyval, typalign));
+	MemoryContextSwitchTo(old);
+	return array;
+}
+
+/*
  * Step 4 by keys, comparing: with the delta staged and the window's keys
  * and cursors in WINDOW_KEYS_TABLE, find the keys whose rows must come
  * whole, and pull them into the staging table by key:
@@ -945,8 +1039,9 @@ pull_by_keys(TableConfig *cfg, OdbcConn *conn, StageTarget *target, int64 cut,
 static void
 pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
 						const char *qlocal, Timestamp bound, Timestamp bound_hi,
-						CycleResult *result)
+						Datum *gone, CycleResult *result)
 {
+	MemoryContext cxt = CurrentMemoryContext;
 	const char *keys = LocalColumnList(cfg->key_columns, NULL);
 	const char *cur = quote_identifier(cfg->cursor_column);
 	const char *ev = quote_identifier(cfg->event_column);
@@ -961,23 +1056,31 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	ProgressPhase(PROGRESS_PHASE_MERGING);
 	SPI_connect();
 	index_stage(cfg);
-	sql = psprintf("SELECT %1$s FROM (SELECT %1$s, pg_catalog.max(%2$s) AS %2$s"
-				   "  FROM " WINDOW_KEYS_TABLE " GROUP BY %1$s) w"
-				   " WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %3$s)"
-				   " AND NOT EXISTS (SELECT 1 FROM %4$s t WHERE %5$s AND (t.%2$s %6$s w.%2$s"
-				   "  OR (t.%2$s %7$s w.%2$s AND NOT COALESCE(t.%8$s OPERATOR(pg_catalog.>=) $1"
-				   "   AND t.%8$s OPERATOR(pg_catalog.<) $2, false))))"
-				   " UNION ALL"
-				   " SELECT %9$s FROM %4$s t WHERE t.%8$s OPERATOR(pg_catalog.>=) $1"
-				   " AND t.%8$s OPERATOR(pg_catalog.<) $2"
-				   " AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %5$s)"
-				   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %10$s)",
+	/*
+	 * One pass over each side: the window's keys with their newest cursor
+	 * and the copy's window rows (by its event index), neither holding a
+	 * key the delta brought, matched by a hash full join.  A key on one
+	 * side only, or with another cursor on each, differs; a window key the
+	 * copy holds outside the window is probed by key (OFFSET 0 keeps it a
+	 * probe), and differs unless the copy's version is that one or newer.
+	 */
+	sql = psprintf("SELECT %11$s, w.hit IS NULL AS gone FROM"
+				   " (SELECT %1$s, pg_catalog.max(%2$s) AS %2$s, true AS hit FROM " WINDOW_KEYS_TABLE " w"
+				   "  WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %3$s) GROUP BY %1$s) w"
+				   " FULL JOIN"
+				   " (SELECT %9$s, t.%2$s, true AS hit FROM %4$s t"
+				   "  WHERE t.%8$s OPERATOR(pg_catalog.>=) $1 AND t.%8$s OPERATOR(pg_catalog.<) $2"
+				   "  AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %10$s)) c"
+				   " ON %12$s"
+				   " WHERE CASE WHEN w.hit IS NULL THEN true"
+				   "  WHEN c.hit IS NOT NULL THEN NOT COALESCE(c.%2$s %6$s w.%2$s, false)"
+				   "  ELSE NOT EXISTS (SELECT 1 FROM %4$s t WHERE %5$s"
+				   "   AND (t.%2$s %6$s w.%2$s OR t.%2$s %7$s w.%2$s) OFFSET 0) END",
 				   keys, cur, LocalKeyJoin(cfg, "s", "w"), qlocal, LocalKeyJoin(cfg, "t", "w"),
 				   eq, gt, ev, LocalColumnList(cfg->key_columns, "t"),
-				   LocalKeyJoin(cfg, "s", "t"));
-	if (SPI_execute_with_args(sql, 2, types, values, NULL, false,
-							  WINDOW_REPULL_MAX_KEYS + 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not compare the hot window's keys: %s", sql);
+				   LocalKeyJoin(cfg, "s", "t"), LocalCoalescedColumns(cfg->key_columns, "w", "c"),
+				   LocalKeyJoin(cfg, "w", "c"));
+	run_sql_hashing(sql, 2, types, values, SPI_OK_SELECT, WINDOW_REPULL_MAX_KEYS + 1);
 	nkeys = SPI_processed;
 	ereport(DEBUG1,
 			(errmsg_internal("%s" UINT64_FORMAT " keys of the hot window of \"%s\" differ",
@@ -993,10 +1096,15 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 		wspec.cut = Min(spec->cut, spec->prev);
 		pull_rows(cfg, conn, target, &wspec, result);
 	}
-	else if (nkeys > 0)
+	else
 	{
-		ProgressPhase(PROGRESS_PHASE_PULLING);
-		pull_by_keys(cfg, conn, target, spec->cut, SPI_tuptable, nkeys, result);
+		if (gone && list_length(cfg->key_columns) == 1)
+			*gone = collect_gone_keys(SPI_tuptable, nkeys, cxt);
+		if (nkeys > 0)
+		{
+			ProgressPhase(PROGRESS_PHASE_PULLING);
+			pull_by_keys(cfg, conn, target, spec->cut, SPI_tuptable, nkeys, result);
+		}
 	}
 	SPI_finish();
 	CommandCounterIncrement();	/* the rows just copied are to be read */
@@ -1016,6 +1124,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 {
 	StageTarget target;
 	bool		by_keys = kind == APPLY_CYCLE && window_by_keys(cfg, spec);
+	Datum		gone = (Datum) 0;	/* by_keys: the window's keys that are gone */
 	char	   *qlocal = LocalTableName(cfg->local_relid);
 	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
 	Timestamp	bound_hi = (spec->have_window && spec->bound_hi != 0) ? spec->bound_hi : DT_NOEND;
@@ -1029,13 +1138,17 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 		target.stage_relid = StageCreate(cfg);
 		delta.have_window = false;	/* T_prev < cursor <= T */
 		pull_rows(cfg, conn, &target, &delta, result);
-		pull_window_differences(cfg, conn, &target, spec, qlocal, bound, bound_hi, result);
+		pull_window_differences(cfg, conn, &target, spec, qlocal, bound, bound_hi, &gone, result);
 	}
 	else
 	{
 		target.stage_relid = StageCreate(cfg);
 		if (can_load_direct(cfg, kind, qlocal))
+		{
+			/* a first load: worth a second process that reads ahead */
 			target.copy_relid = cfg->local_relid;
+			target.read_ahead = treble_sync_read_ahead;
+		}
 		pull_rows(cfg, conn, &target, spec, result);
 	}
 
@@ -1084,7 +1197,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	else if (spec->have_window)
 	{
 		ProgressPhase(PROGRESS_PHASE_WINDOW);
-		refresh_window(cfg, qlocal, spec->bound, bound_hi, by_keys, result);	/* step 4 */
+		refresh_window(cfg, qlocal, spec->bound, bound_hi, by_keys, gone, result);	/* step 4 */
 	}
 	if (by_keys)
 		run_sql("DROP TABLE " WINDOW_KEYS_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);

@@ -451,6 +451,27 @@ run_cut(TableConfig *cfg)
 }
 
 /*
+ * The open versions of the keys in transition table src, as "h.ctid = ANY
+ * (ARRAY(...))" for a DELETE or UPDATE of the history table h, with cond
+ * ANDed to each version's own conditions.  The transition table drives: a
+ * LATERAL subquery that the planner cannot flatten (OFFSET 0) probes the
+ * history's key index once per changed row, and the versions found are
+ * then read by ctid.  As a plain join the planner, which has no statistics
+ * of the transition table and takes a condition on a run just begun for
+ * rare, would read every open version of the history once per changed
+ * row: a cycle's cost would follow the history's size times the change's.
+ */
+static char *
+open_versions_of(TableConfig *cfg, const char *hist, const char *src, const char *cond)
+{
+	return psprintf("h.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+					"SELECT v.ctid FROM %s o, LATERAL (SELECT h2.ctid FROM %s h2"
+					" WHERE %s AND h2.ts_valid_to IS NULL AND h2.ts_rewound_by IS NULL%s"
+					" OFFSET 0) v))",
+					src, hist, LocalKeyJoin(cfg, "h2", "o"), cond);
+}
+
+/*
  * Close the open versions of the keys in transition table src (NULL: of
  * every key, after a TRUNCATE) at cut, by run.  A version this run opened
  * itself is an intermediate state, never seen by a reader: it is deleted.
@@ -459,17 +480,17 @@ static void
 close_versions(TableConfig *cfg, const char *hist, const char *src, Datum *values)
 {
 	Oid			types[2] = {TIMESTAMPTZOID, INT8OID};
-	char	   *from = src ? psprintf(" %s o", src) : "";
-	char	   *join = src ? psprintf(" AND %s", LocalKeyJoin(cfg, "h", "o")) : "";
+	const char *open = "h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL";
 
 	if (opened_by_run == DatumGetInt64(values[1]) || cfg->load_cut != NULL)
-		LocalRunSql(psprintf("DELETE FROM %s h%s%s WHERE h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL"
-							  " AND h.ts_opened_by OPERATOR(pg_catalog.=) $2%s",
-							  hist, src ? " USING" : "", from, join),
+		LocalRunSql(psprintf("DELETE FROM %s h WHERE %s AND h.ts_opened_by OPERATOR(pg_catalog.=) $2",
+							  hist,
+							  src ? open_versions_of(cfg, hist, src,
+													 " AND h2.ts_opened_by OPERATOR(pg_catalog.=) $2")
+							  : open),
 					 2, types, values, SPI_OK_DELETE);
-	LocalRunSql(psprintf("UPDATE %s h SET ts_valid_to = $1, ts_closed_by = $2%s%s"
-						  " WHERE h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL%s",
-						  hist, src ? " FROM" : "", from, join),
+	LocalRunSql(psprintf("UPDATE %s h SET ts_valid_to = $1, ts_closed_by = $2 WHERE %s AND %s",
+						  hist, open, src ? open_versions_of(cfg, hist, src, "") : "true"),
 				 2, types, values, SPI_OK_UPDATE);
 }
 

@@ -113,6 +113,27 @@ LocalKeyJoin(TableConfig *cfg, const char *a, const char *b)
 }
 
 /*
+ * "COALESCE(a.k, b.k) AS k, ..." for the key columns: the key of a row of
+ * a full join of two relations on the key, whichever side has it.
+ */
+char *
+LocalCoalescedColumns(List *columns, const char *a, const char *b)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, columns)
+	{
+		const char *k = quote_identifier(lfirst(lc));
+
+		appendStringInfo(&buf, "%sCOALESCE(%s.%s, %s.%s) AS %s",
+						 foreach_current_index(lc) ? ", " : "", a, k, b, k, k);
+	}
+	return buf.data;
+}
+
+/*
  * SQL that is true when version a of a key is newer than version b: a
  * greater cursor, then (on a tie, or without a cursor) a greater text of
  * the synced columns.  One rule for deduplication and both upserts, so the

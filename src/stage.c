@@ -13,7 +13,10 @@
  *
  * A pull into an empty copy (StageTarget.copy_relid) copies each batch
  * into the copy itself, and only a batch the copy refuses goes to the
- * staging table, for cycle.c to merge.
+ * staging table, for cycle.c to merge.  Such a pull can be read by a
+ * second process (readahead.c) while this one copies: the reader runs
+ * the same statement and turns the rows into COPY text with the code
+ * below, and sends each batch here; what COPY does with them is the same.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +31,7 @@
 #include "commands/copy.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -42,6 +46,7 @@
 #include "fetch.h"
 #include "odbc.h"
 #include "progress.h"
+#include "readahead.h"
 #include "schema.h"
 #include "security.h"
 #include "stage.h"
@@ -81,6 +86,11 @@ typedef struct StageFeed
 	int64		first_row;		/* pull row number of the batch's first line */
 	int64		reported_rows;	/* rows and bytes already in the progress report */
 	int64		reported_bytes;
+	/* the batches come from a reader process, or go to the process reading */
+	ReadAhead  *reader;
+	int64		reader_rows;	/* rows_pulled and bytes_pulled before the */
+	int64		reader_bytes;	/* reader's first, to which its counts add */
+	ReadAheadSink *sink;
 	/* the copy, when batches go straight into it (StageTarget.copy_relid) */
 	Relation	copy_rel;
 	ParseState *copy_pstate;
@@ -100,6 +110,8 @@ typedef struct StageFeed
 static StageFeed *feed = NULL;
 
 static void bad_row(const char *line_or_null, const char *column, const char *reason);
+static void send_null_key(int col);
+static bool receive_batch(void);
 
 /*
  * Create the staging table for a cycle: the synced columns of the local
@@ -217,6 +229,8 @@ append_copy_timestamp(StringInfo line, const SQL_TIMESTAMP_STRUCT *ts)
 static void
 report_progress(void)
 {
+	if (feed->sink)
+		return;					/* a reader: the cycle's worker counts */
 	ProgressAddRows(feed->result->rows_pulled - feed->reported_rows,
 					feed->result->bytes_pulled - feed->reported_bytes);
 	feed->reported_rows = feed->result->rows_pulled;
@@ -316,7 +330,10 @@ next_row:
 			if (feed->is_key[i] && feed->cfg->on_bad_row != BAD_ROW_FAIL)
 			{
 				feed->result->rows_pulled++;
-				bad_row(NULL, feed->names[i], "NULL key");
+				if (feed->sink)
+					send_null_key(i);	/* set aside by the cycle's worker */
+				else
+					bad_row(NULL, feed->names[i], "NULL key");
 				goto next_row;
 			}
 			if (feed->is_key[i])
@@ -387,6 +404,8 @@ stage_copy_source(void *outbuf, int minread, int maxread)
 static bool
 fill_batch(void)
 {
+	if (feed->reader)
+		return receive_batch();
 	resetStringInfo(&feed->batch);
 	feed->nlines = 0;
 	feed->first_row = feed->result->rows_pulled + 1;
@@ -668,14 +687,260 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 }
 
 /*
- * Load the rows of an executed remote statement into the staging table,
- * counting rows and bytes into result.  Its buffers live in a memory
- * context of their own, gone when it returns: a pull in slices calls it
- * once a slice.
+ * What a reader must know of a pull, as bytes for its segment: the
+ * columns (name, read as bytes, key, masked), which one is the cursor,
+ * the mask salt, and the statement with its parameters.
+ */
+static void
+describe_pull(StringInfo buf, StageFeed *state, int cursor_col, const char *sql,
+			  int nparams, const OdbcParam *params)
+{
+	initStringInfo(buf);
+	pq_sendint32(buf, state->ncols);
+	pq_sendint32(buf, cursor_col);
+	for (int i = 0; i < state->ncols; i++)
+	{
+		pq_sendbyte(buf, state->is_binary[i]);
+		pq_sendbyte(buf, state->is_key[i]);
+		pq_sendbyte(buf, state->is_masked[i]);
+		pq_sendbytes(buf, state->names[i], strlen(state->names[i]) + 1);
+	}
+	pq_sendint32(buf, state->salt ? (int32) VARSIZE_ANY_EXHDR(state->salt) : -1);
+	if (state->salt)
+		pq_sendbytes(buf, VARDATA_ANY(state->salt), VARSIZE_ANY_EXHDR(state->salt));
+	pq_sendbytes(buf, sql, strlen(sql) + 1);
+	pq_sendint32(buf, nparams);
+	for (int i = 0; i < nparams; i++)
+	{
+		pq_sendint32(buf, params[i].kind);
+		pq_sendint64(buf, params[i].value);
+		pq_sendint32(buf, params[i].text ? (int32) strlen(params[i].text) : -1);
+		if (params[i].text)
+			pq_sendbytes(buf, params[i].text, strlen(params[i].text) + 1);
+	}
+}
+
+/* The message types a reader sends. */
+#define READ_BATCH 'B'			/* a batch of COPY text lines */
+#define READ_NULL_KEY 'N'		/* a row with a NULL key, to set aside */
+#define READ_END 'E'			/* the end of the pull */
+
+/*
+ * Begin a reader's message: its type, and the rows and bytes read so far
+ * (a NULL-key row set aside counts as read).
+ */
+static void
+begin_message(StringInfo msg, char type)
+{
+	resetStringInfo(msg);
+	pq_sendbyte(msg, type);
+	pq_sendint64(msg, feed->result->rows_pulled);
+	pq_sendint64(msg, feed->result->bytes_pulled);
+}
+
+/* In a reader: the row just read has a NULL key in column col. */
+static void
+send_null_key(int col)
+{
+	StringInfoData msg;
+
+	initStringInfo(&msg);
+	begin_message(&msg, READ_NULL_KEY);
+	pq_sendint32(&msg, col);
+	ReadAheadSend(feed->sink, msg.data, msg.len);
+	pfree(msg.data);
+}
+
+/*
+ * In the cycle's worker: the reader's next batch into feed->batch, as
+ * fill_batch() would have made it; false at the end of the pull.  A row
+ * with a NULL key is set aside here, where the quarantine is written.
+ */
+static bool
+receive_batch(void)
+{
+	for (;;)
+	{
+		const char *data;
+		Size		len;
+		StringInfoData msg;
+		char		type;
+
+		ReadAheadReceive(feed->reader, &data, &len);
+		msg.data = unconstify(char *, data);
+		msg.len = msg.maxlen = (int) len;
+		msg.cursor = 0;
+		type = pq_getmsgbyte(&msg);
+		feed->result->rows_pulled = feed->reader_rows + pq_getmsgint64(&msg);
+		feed->result->bytes_pulled = feed->reader_bytes + pq_getmsgint64(&msg);
+		switch (type)
+		{
+			case READ_NULL_KEY:
+				{
+					int			col = pq_getmsgint(&msg, 4);
+
+					if (col < 0 || col >= feed->ncols)
+						elog(ERROR, "reader sent a column out of range: %d", col);
+					bad_row(NULL, feed->names[col], "NULL key");
+					break;
+				}
+			case READ_END:
+				report_progress();
+				feed->eof = true;
+				feed->nlines = 0;
+				return false;
+			case READ_BATCH:
+				feed->first_row = feed->reader_rows + pq_getmsgint64(&msg);
+				feed->nlines = pq_getmsgint(&msg, 4);
+				if (feed->nlines <= 0 || feed->nlines > STAGE_BATCH_ROWS)
+					elog(ERROR, "reader sent a batch of %d lines", feed->nlines);
+				memcpy(feed->offsets, pq_getmsgbytes(&msg, sizeof(int) * (feed->nlines + 1)),
+					   sizeof(int) * (feed->nlines + 1));
+				resetStringInfo(&feed->batch);
+				appendBinaryStringInfo(&feed->batch, msg.data + msg.cursor, msg.len - msg.cursor);
+				if (feed->offsets[feed->nlines] != feed->batch.len)
+					elog(ERROR, "reader sent a batch of %d bytes, announced %d",
+						 feed->batch.len, feed->offsets[feed->nlines]);
+				report_progress();
+				return true;
+			default:
+				elog(ERROR, "reader sent a message of unknown type %d", type);
+		}
+	}
+}
+
+/*
+ * How each column of the pull is read, once the statement has run: its
+ * fetch kind, and whether the cursor's text is checked.
+ */
+static void
+begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col)
+{
+	state->block = FetchBegin(conn, stmt, state->ncols, state->is_binary);
+	state->kind = palloc(sizeof(FetchKind) * state->ncols);
+	state->check_col = -1;
+	for (int i = 0; i < state->ncols; i++)
+	{
+		state->kind[i] = FetchColumnKind(state->block, i);
+
+		/*
+		 * A warehouse that compares timestamps as text (SQLite) takes any
+		 * value in any column: a cursor value in another form than the
+		 * bounds' sorts apart from them, and fails the cycle.
+		 */
+		if (OdbcTimestampsAsText(conn) && state->kind[i] == FETCH_TEXT && !state->is_masked[i] &&
+			i == cursor_col)
+			state->check_col = i;
+	}
+	if (state->salt)
+		state->sha = pg_cryptohash_create(PG_SHA256);
+}
+
+/*
+ * Entry point of a reader's work (readahead.c): run the pull described by
+ * pull on conn, and send its rows as batches of COPY text, then the end.
+ * Errors are raised here, for the reader to hand over.
  */
 void
-StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
-		  CycleResult *result)
+StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, ReadAheadSink *sink)
+{
+	StringInfoData desc;
+	StringInfoData msg;
+	StageFeed	state;
+	CycleResult result;
+	int			cursor_col;
+	int32		salt_len;
+	const char *sql;
+	int			nparams;
+	OdbcParam  *params;
+	SQLHSTMT	stmt;
+
+	memset(&state, 0, sizeof(state));
+	memset(&result, 0, sizeof(result));
+	desc.data = unconstify(char *, pull);
+	desc.len = desc.maxlen = (int) pull_len;
+	desc.cursor = 0;
+
+	state.cfg = cfg;
+	state.result = &result;
+	state.sink = sink;
+	state.ncols = pq_getmsgint(&desc, 4);
+	cursor_col = pq_getmsgint(&desc, 4);
+	state.is_binary = palloc0(sizeof(bool) * state.ncols);
+	state.is_key = palloc0(sizeof(bool) * state.ncols);
+	state.is_masked = palloc0(sizeof(bool) * state.ncols);
+	state.names = palloc0(sizeof(char *) * state.ncols);
+	for (int i = 0; i < state.ncols; i++)
+	{
+		state.is_binary[i] = pq_getmsgbyte(&desc);
+		state.is_key[i] = pq_getmsgbyte(&desc);
+		state.is_masked[i] = pq_getmsgbyte(&desc);
+		state.names[i] = pstrdup(pq_getmsgrawstring(&desc));
+	}
+	salt_len = pq_getmsgint(&desc, 4);
+	if (salt_len >= 0)
+	{
+		state.salt = palloc(VARHDRSZ + salt_len);
+		SET_VARSIZE(state.salt, VARHDRSZ + salt_len);
+		memcpy(VARDATA(state.salt), pq_getmsgbytes(&desc, salt_len), salt_len);
+	}
+	sql = pstrdup(pq_getmsgrawstring(&desc));
+	nparams = pq_getmsgint(&desc, 4);
+	params = palloc0(sizeof(OdbcParam) * Max(nparams, 1));
+	for (int i = 0; i < nparams; i++)
+	{
+		params[i].kind = (OdbcParamKind) pq_getmsgint(&desc, 4);
+		params[i].value = pq_getmsgint64(&desc);
+		if ((int32) pq_getmsgint(&desc, 4) >= 0)
+			params[i].text = pstrdup(pq_getmsgrawstring(&desc));
+	}
+	pq_getmsgend(&desc);
+
+	stmt = OdbcAllocStatement(conn);
+	OdbcExecute(conn, stmt, sql, nparams, params);
+	begin_fetch(&state, conn, stmt, cursor_col);
+	initStringInfo(&state.plain);
+	initStringInfo(&state.line);
+	initStringInfo(&state.batch);
+	initStringInfo(&msg);
+	state.offsets = palloc(sizeof(int) * (STAGE_BATCH_ROWS + 1));
+
+	feed = &state;
+	PG_TRY();
+	{
+		while (fill_batch())
+		{
+			begin_message(&msg, READ_BATCH);
+			pq_sendint64(&msg, feed->first_row);
+			pq_sendint32(&msg, feed->nlines);
+			pq_sendbytes(&msg, (const char *) feed->offsets, sizeof(int) * (feed->nlines + 1));
+			pq_sendbytes(&msg, feed->batch.data, feed->batch.len);
+			ReadAheadSend(sink, msg.data, msg.len);
+		}
+		begin_message(&msg, READ_END);
+		ReadAheadSend(sink, msg.data, msg.len);
+	}
+	PG_FINALLY();
+	{
+		if (state.sha)
+			pg_cryptohash_free(state.sha);
+		feed = NULL;
+	}
+	PG_END_TRY();
+	OdbcFreeStatement(conn, stmt);
+}
+
+/*
+ * Load the rows of a remote statement into the staging table (or the
+ * copy, target->copy_relid), counting rows and bytes into result: those
+ * of stmt, already executed, or else of sql with its parameters, which
+ * runs here or, with target->read_ahead and a worker slot free, in a
+ * reader process.  Its buffers live in a memory context of their own,
+ * gone when it returns: a pull in slices calls it once a slice.
+ */
+static void
+stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
+		   const char *sql, int nparams, const OdbcParam *params, CycleResult *result)
 {
 	Oid			stage_relid = target->stage_relid;
 	Relation	rel;
@@ -684,6 +949,8 @@ StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	ListCell   *lc;
 	StageFeed	state;
 	int			i = 0;
+	int			cursor_col = -1;
+	SQLHSTMT	volatile own_stmt = SQL_NULL_HSTMT;
 	MemoryContext load_cxt = AllocSetContextCreate(CurrentMemoryContext,
 												   "treble_sync stage load",
 												   ALLOCSET_DEFAULT_SIZES);
@@ -710,23 +977,28 @@ StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		if (state.is_masked[i] && state.salt == NULL)
 			state.salt = CatalogMaskSalt(cfg->owner);
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
+		if (cfg->cursor_column && strcmp(name, cfg->cursor_column) == 0)
+			cursor_col = i;
 		i++;
 	}
-	state.block = FetchBegin(conn, stmt, state.ncols, state.is_binary);
-	state.kind = palloc(sizeof(FetchKind) * state.ncols);
-	state.check_col = -1;
-	for (i = 0; i < state.ncols; i++)
-	{
-		state.kind[i] = FetchColumnKind(state.block, i);
 
-		/*
-		 * A warehouse that compares timestamps as text (SQLite) takes any
-		 * value in any column: a cursor value in another form than the
-		 * bounds' sorts apart from them, and fails the cycle.
-		 */
-		if (OdbcTimestampsAsText(conn) && state.kind[i] == FETCH_TEXT && !state.is_masked[i] &&
-			cfg->cursor_column && strcmp(state.names[i], cfg->cursor_column) == 0)
-			state.check_col = i;
+	if (stmt == SQL_NULL_HSTMT && target->read_ahead)
+	{
+		StringInfoData pull;
+
+		describe_pull(&pull, &state, cursor_col, sql, nparams, params);
+		state.reader = ReadAheadStart(cfg, pull.data, pull.len);
+		state.reader_rows = result->rows_pulled;
+		state.reader_bytes = result->bytes_pulled;
+	}
+	if (state.reader == NULL)
+	{
+		if (stmt == SQL_NULL_HSTMT)
+		{
+			own_stmt = stmt = OdbcAllocStatement(conn);
+			OdbcExecute(conn, stmt, sql, nparams, unconstify(OdbcParam *, params));
+		}
+		begin_fetch(&state, conn, stmt, cursor_col);
 	}
 
 	rel = table_open(stage_relid, RowExclusiveLock);
@@ -759,8 +1031,6 @@ StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	state.reported_bytes = result->bytes_pulled;
 	initStringInfo(&state.batch);
 	state.offsets = palloc(sizeof(int) * (STAGE_BATCH_ROWS + 1));
-	if (state.salt)
-		state.sha = pg_cryptohash_create(PG_SHA256);
 	feed = &state;
 	PG_TRY();
 	{
@@ -810,9 +1080,12 @@ StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	{
 		if (state.sha)
 			pg_cryptohash_free(state.sha);
+		ReadAheadStop(state.reader);
 		feed = NULL;
 	}
 	PG_END_TRY();
+	if (own_stmt != SQL_NULL_HSTMT)
+		OdbcFreeStatement(conn, own_stmt);
 
 	if (result->rows_bad > 0 && cfg->on_bad_row != BAD_ROW_FAIL &&
 		(double) result->rows_bad > cfg->max_bad_row_ratio * (double) result->rows_pulled)
@@ -833,4 +1106,26 @@ StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	}
 	MemoryContextSwitchTo(old_cxt);
 	MemoryContextDelete(load_cxt);
+}
+
+/*
+ * Load the rows of an executed remote statement into the staging table
+ * (or the copy): see stage_load().
+ */
+void
+StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
+		  CycleResult *result)
+{
+	stage_load(target, cfg, conn, stmt, NULL, 0, NULL, result);
+}
+
+/*
+ * Run a remote statement and load its rows into the staging table (or
+ * the copy), here or in a reader process: see stage_load().
+ */
+void
+StagePull(StageTarget *target, TableConfig *cfg, OdbcConn *conn, const char *sql,
+		  int nparams, const OdbcParam *params, CycleResult *result)
+{
+	stage_load(target, cfg, conn, SQL_NULL_HSTMT, sql, nparams, params, result);
 }

@@ -34,10 +34,18 @@ typedef struct StageTarget
 	Oid			copy_relid;		/* written first; InvalidOid: staging only */
 	int64		direct_rows;	/* rows written straight into the copy */
 	int64		staged_rows;	/* rows sent to the staging table */
+	bool		read_ahead;		/* StagePull may read in a second process */
 } StageTarget;
+
+struct ReadAheadSink;
 
 extern Oid	StageCreate(TableConfig *cfg);
 extern void StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn,
 					  SQLHSTMT stmt, CycleResult *result);
+extern void StagePull(StageTarget *target, TableConfig *cfg, OdbcConn *conn,
+					  const char *sql, int nparams, const OdbcParam *params,
+					  CycleResult *result);
+extern void StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len,
+					  struct ReadAheadSink *sink);
 
 #endif							/* TREBLE_SYNC_STAGE_H */

@@ -41,6 +41,7 @@ bool		treble_sync_verify_checksum = true;
 int			treble_sync_lock_timeout = 60 * 1000;
 
 /* treble_sync.worker_start_timeout (ms): wait this long for a worker slot */
+bool		treble_sync_read_ahead = true;
 int			treble_sync_worker_start_timeout = 5 * 60 * 1000;
 
 /*
@@ -113,5 +114,15 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("treble_sync.read_ahead",
+							 "Read a first load from the warehouse in a second worker.",
+							 "A pull straight into an empty copy is then read by a second "
+							 "background worker while the cycle's worker writes it, on two "
+							 "cores; with no worker slot free the cycle reads it alone.",
+							 &treble_sync_read_ahead,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

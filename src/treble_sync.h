@@ -196,5 +196,6 @@ extern int	treble_sync_run_retention;
 extern bool treble_sync_verify_checksum;
 extern int	treble_sync_lock_timeout;
 extern int	treble_sync_worker_start_timeout;
+extern bool treble_sync_read_ahead;
 
 #endif							/* TREBLE_SYNC_H */

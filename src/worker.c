@@ -78,6 +78,7 @@ typedef struct WorkerSlot
 	int			freshness_alert;	/* the caller's settings, which the worker */
 	int			run_retention;	/* takes over (a SET does not reach it otherwise) */
 	int			lock_timeout;
+	bool		read_ahead;
 	int64		run_id;			/* set by the worker once its run row exists */
 	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
 	char		blockers[LOCKWAIT_BLOCKERS_LEN];	/* who the worker last waited for */
@@ -240,8 +241,8 @@ wait_for_worker(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot
  * restarted, shown as backend_type "treble_sync worker", reporting to the
  * process that starts it.
  */
-static void
-describe_worker(BackgroundWorker *bgw, const char *function, const char *name)
+void
+WorkerDescribe(BackgroundWorker *bgw, const char *function, const char *name)
 {
 	memset(bgw, 0, sizeof(*bgw));
 	bgw->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -394,8 +395,9 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 	run->slot->freshness_alert = treble_sync_freshness_alert;
 	run->slot->run_retention = treble_sync_run_retention;
 	run->slot->lock_timeout = treble_sync_lock_timeout;
+	run->slot->read_ahead = treble_sync_read_ahead;
 
-	describe_worker(&bgw, "treble_sync_worker_main",
+	WorkerDescribe(&bgw, "treble_sync_worker_main",
 					psprintf("treble_sync cycle of table id %d", run->table_id));
 	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(run->seg));
 
@@ -716,8 +718,8 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
  * long-lived memory (a chunked load commits many times on one connection).
  * Called in a transaction.
  */
-static OdbcConn *
-connect_for(TableConfig *cfg, MemoryContext cxt)
+OdbcConn *
+WorkerConnectWarehouse(TableConfig *cfg, MemoryContext cxt)
 {
 	ForeignServer *server;
 	UserMapping *mapping;
@@ -779,7 +781,7 @@ begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *prog
 	*cfg_out = cfg;
 	SecurityBeginCycle(cfg->owner);
 	ProgressStart(cfg->table_id, run_id, cfg->local_relid, progress);
-	conn = connect_for(cfg, cxt);
+	conn = WorkerConnectWarehouse(cfg, cxt);
 	DriftCheck(cfg, conn, result);
 	return conn;
 }
@@ -855,7 +857,7 @@ start_chunk_helpers(TableConfig *cfg, int64 run_id, int n)
 		BackgroundWorker bgw;
 		BackgroundWorkerHandle *handle;
 
-		describe_worker(&bgw, "treble_sync_chunk_worker_main",
+		WorkerDescribe(&bgw, "treble_sync_chunk_worker_main",
 						psprintf("treble_sync chunk loader of table id %d", cfg->table_id));
 		memcpy(bgw.bgw_extra, &args, sizeof(args));
 
@@ -1211,6 +1213,18 @@ worker_connect(Oid database_id, Oid session_user_id, Oid user_id)
 }
 
 /*
+ * The start of a helper process (a chunk loader, a reader): signals, the
+ * caller's database and roles, and the caller's lock timeout.
+ */
+void
+WorkerInitHelper(Oid database_id, Oid session_user_id, Oid user_id, int lock_timeout)
+{
+	worker_start_signals();
+	worker_connect(database_id, session_user_id, user_id);
+	set_lock_timeout(lock_timeout);
+}
+
+/*
  * Entry point of a chunk helper: load chunks of the table's first load
  * until none is left.  A chunk that fails rolls back alone and records
  * why; the worker that started the helper reports it.
@@ -1225,9 +1239,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 	ErrorContextCallback errcallback;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
-	worker_start_signals();
-	worker_connect(args.database_id, args.session_user_id, args.user_id);
-	set_lock_timeout(args.lock_timeout);
+	WorkerInitHelper(args.database_id, args.session_user_id, args.user_id, args.lock_timeout);
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync chunk loader",
 								ALLOCSET_DEFAULT_SIZES);
 	AttemptBegin(cxt);			/* notes the chunk being loaded */
@@ -1305,6 +1317,8 @@ treble_sync_worker_main(Datum main_arg)
 	SetConfigOption("treble_sync.run_retention", psprintf("%d", slot->run_retention),
 					PGC_SUSET, PGC_S_SESSION);
 	set_lock_timeout(slot->lock_timeout);
+	SetConfigOption("treble_sync.read_ahead", slot->read_ahead ? "on" : "off",
+					PGC_USERSET, PGC_S_SESSION);
 
 	if (begin_run(slot, &cfg, &tag, cxt))
 	{

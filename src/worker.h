@@ -15,11 +15,16 @@
 
 #include "treble_sync.h"
 #include "fmgr.h"
+#include "postmaster/bgworker.h"
 
 extern int64 WorkerRunCycle(int32 table_id, bool full);
 extern int64 WorkerRunRepair(int32 table_id, Timestamp day);
 extern List *WorkerRunCycles(List *table_ids, int max_parallel);
 extern bool WorkerTryLockTable(int32 table_id);
+extern void WorkerDescribe(BackgroundWorker *bgw, const char *function, const char *name);
+extern void WorkerInitHelper(Oid database_id, Oid session_user_id, Oid user_id,
+							 int lock_timeout);
+extern OdbcConn *WorkerConnectWarehouse(TableConfig *cfg, MemoryContext cxt);
 extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
 extern PGDLLEXPORT void treble_sync_chunk_worker_main(Datum main_arg);
 

@@ -1,0 +1,310 @@
+/*-------------------------------------------------------------------------
+ *
+ * readahead.c
+ *	  A second process that reads a large pull from the warehouse while
+ *	  the cycle's worker writes it: the driver's work and the writes then
+ *	  run on two cores instead of one after the other on one.
+ *
+ * A first load spends about half its time in the ODBC driver and in
+ * turning values into COPY text, and half in COPY itself (parsing, heap,
+ * indexes).  For a pull straight into an empty copy the cycle's worker
+ * starts a reader: a background worker connected to the same database as
+ * the same roles, which connects to the warehouse as the cycle does (the
+ * registration's owner, its user mapping, the same checks), runs the
+ * statement the cycle built, and sends its rows back as batches of COPY
+ * text through a queue in dynamic shared memory.  The cycle's worker
+ * copies each batch while the reader prepares the next.
+ *
+ * The reader writes nothing to the database, takes no lock past its
+ * start, and runs no SQL of anyone's: it reads the registration and the
+ * user mapping, then only the warehouse.  What it sends is checked and
+ * written by the cycle's worker exactly as rows it had read itself.
+ *
+ * Either side stopping stops the other: an error in the reader is kept
+ * in the segment and raised by the cycle's worker when the queue closes;
+ * the cycle's worker ending (error, cancel, exit) detaches the segment,
+ * and the reader's next send fails, which ends it.  The cycle's worker
+ * also terminates the reader on its way out, so a reader waiting on the
+ * warehouse is cancelled at once.  With no worker slot free, there is no
+ * reader and the cycle's worker reads the pull itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/shm_mq.h"
+#include "utils/memutils.h"
+#include "utils/ps_status.h"
+#include "utils/snapmgr.h"
+
+#include "attempt.h"
+#include "catalog.h"
+#include "odbc.h"
+#include "readahead.h"
+#include "security.h"
+#include "stage.h"
+#include "worker.h"
+
+/*
+ * Room for rows in flight: about two batches of a 13-column table (a
+ * batch is at most 10,000 rows or 8 MB).  A larger batch still goes
+ * through, in pieces.
+ */
+#define READ_AHEAD_QUEUE_SIZE (4 * 1024 * 1024)
+
+/* The segment's header: what the reader needs, and how it failed. */
+typedef struct ReadAheadShared
+{
+	/* written by the cycle's worker before the reader starts */
+	Oid			database_id;
+	Oid			session_user_id;
+	Oid			user_id;
+	int32		table_id;
+	int			lock_timeout;
+	Size		pull_len;		/* the pull's description follows the header */
+	/* written by the reader before it detaches, if it fails */
+	bool		failed;
+	bool		stopped;		/* it was cancelled or terminated */
+	bool		transient;		/* its error is worth another attempt */
+	int			sqlerrcode;
+	char		message[1024];
+	char		detail[1024];
+	char		hint[512];
+} ReadAheadShared;
+
+struct ReadAhead
+{
+	dsm_segment *seg;
+	ReadAheadShared *shared;
+	shm_mq_handle *mqh;
+	BackgroundWorkerHandle *handle;
+};
+
+struct ReadAheadSink
+{
+	shm_mq_handle *mqh;
+};
+
+/* Where the pull's description and the queue lie in the segment. */
+static inline Size
+pull_offset(void)
+{
+	return MAXALIGN(sizeof(ReadAheadShared));
+}
+
+static inline Size
+queue_offset(Size pull_len)
+{
+	return pull_offset() + MAXALIGN(pull_len);
+}
+
+/*
+ * Start a reader for a pull of cfg described by pull (stage.c's bytes).
+ * NULL if no background worker slot is free: the caller reads the pull
+ * itself.  The segment belongs to the current resource owner, so an
+ * error or the end of the transaction detaches it.
+ */
+ReadAhead *
+ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len)
+{
+	ReadAhead  *reader = palloc0(sizeof(ReadAhead));
+	BackgroundWorker bgw;
+	shm_mq	   *mq;
+
+	reader->seg = dsm_create(queue_offset(pull_len) + READ_AHEAD_QUEUE_SIZE, 0);
+	reader->shared = dsm_segment_address(reader->seg);
+	memset(reader->shared, 0, sizeof(ReadAheadShared));
+	reader->shared->database_id = MyDatabaseId;
+	reader->shared->session_user_id = GetSessionUserId();
+	reader->shared->user_id = GetUserId();
+	reader->shared->table_id = cfg->table_id;
+	reader->shared->lock_timeout = treble_sync_lock_timeout;
+	reader->shared->pull_len = pull_len;
+	memcpy((char *) reader->shared + pull_offset(), pull, pull_len);
+
+	mq = shm_mq_create((char *) reader->shared + queue_offset(pull_len), READ_AHEAD_QUEUE_SIZE);
+	shm_mq_set_receiver(mq, MyProc);
+
+	WorkerDescribe(&bgw, "treble_sync_reader_main",
+				   psprintf("treble_sync reader of table id %d", cfg->table_id));
+	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(reader->seg));
+	if (!RegisterDynamicBackgroundWorker(&bgw, &reader->handle))
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("no worker slot free for a reader of \"%s\": reading in the cycle's worker",
+								 cfg->name)));
+		dsm_detach(reader->seg);
+		pfree(reader);
+		return NULL;
+	}
+
+	/* with the handle, a reader that dies before attaching closes the queue */
+	reader->mqh = shm_mq_attach(mq, reader->seg, reader->handle);
+	return reader;
+}
+
+/*
+ * The reader's next message, valid until the next call.  Waits for it on
+ * the latch, interruptibly.  The queue closing before the pull's end
+ * message is an error: the reader's own, raised here as it was raised
+ * there, or its unexpected end.
+ */
+void
+ReadAheadReceive(ReadAhead *reader, const char **data, Size *len)
+{
+	void	   *p;
+	ReadAheadShared *shared = reader->shared;
+
+	if (shm_mq_receive(reader->mqh, len, &p, false) == SHM_MQ_SUCCESS)
+	{
+		*data = p;
+		return;
+	}
+
+	pg_read_barrier();			/* the error was written before the detach */
+	if (shared->failed && shared->stopped)
+		ereport(ERROR,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("the process reading from the warehouse was stopped before the end of the pull"),
+				 errdetail("Nothing of this cycle was applied."),
+				 errhint("A process of backend_type \"treble_sync worker\" whose query is \"treble_sync reader of ...\" is a cycle's reader: stopping it stops the cycle.")));
+	if (shared->failed)
+	{
+		/* a warehouse's error: retried as if the worker had met it */
+		AttemptNoteRemoteError(shared->transient);
+		ereport(ERROR,
+				(errcode(shared->sqlerrcode),
+				 errmsg_internal("%s", shared->message),
+				 shared->detail[0] ? errdetail_internal("%s", shared->detail) : 0,
+				 shared->hint[0] ? errhint("%s", shared->hint) : 0));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("the process reading from the warehouse exited before the end of the pull"),
+			 errdetail("Nothing of this cycle was applied."),
+			 errhint("See the server log for why it exited.")));
+}
+
+/*
+ * Stop the reader (it may still be reading, if the pull failed on this
+ * side) and detach from the segment.
+ */
+void
+ReadAheadStop(ReadAhead *reader)
+{
+	if (reader == NULL)
+		return;
+	TerminateBackgroundWorker(reader->handle);
+	if (reader->mqh)
+		shm_mq_detach(reader->mqh);
+	dsm_detach(reader->seg);
+	reader->mqh = NULL;
+}
+
+/*
+ * In the reader: send one message, waiting while the queue is full.  The
+ * cycle's worker having gone (its pull failed, or it exited), there is
+ * nobody to read for: an error, which ends the reader.
+ */
+void
+ReadAheadSend(ReadAheadSink *sink, const void *data, Size len)
+{
+	if (shm_mq_send(sink->mqh, len, data, false, true) != SHM_MQ_SUCCESS)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("the cycle stopped reading the pull")));
+}
+
+/*
+ * Keep an error of the reader in the segment, for the cycle's worker to
+ * raise.  The message is cut to the room there.
+ */
+static void
+keep_error(ReadAheadShared *shared, ErrorData *edata)
+{
+	shared->stopped = edata->sqlerrcode == ERRCODE_QUERY_CANCELED;
+	shared->transient = CurrentAttempt && CurrentAttempt->transient;
+	shared->sqlerrcode = edata->sqlerrcode;
+	strlcpy(shared->message, edata->message ? edata->message : "unknown error",
+			sizeof(shared->message));
+	strlcpy(shared->detail, edata->detail ? edata->detail : "", sizeof(shared->detail));
+	strlcpy(shared->hint, edata->hint ? edata->hint : "", sizeof(shared->hint));
+	pg_write_barrier();
+	shared->failed = true;
+}
+
+/*
+ * Entry point of a reader: connect as the cycle does, read the pull the
+ * segment describes, send it, and exit.
+ */
+void
+treble_sync_reader_main(Datum main_arg)
+{
+	dsm_segment *seg;
+	ReadAheadShared *shared;
+	ReadAheadSink sink;
+	MemoryContext cxt;
+	shm_mq	   *mq;
+
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "treble_sync reader");
+	seg = dsm_attach(DatumGetUInt32(main_arg));
+	if (seg == NULL)
+		proc_exit(0);			/* the cycle's worker is gone already */
+	shared = dsm_segment_address(seg);
+	mq = (shm_mq *) ((char *) shared + queue_offset(shared->pull_len));
+	shm_mq_set_sender(mq, MyProc);
+	sink.mqh = shm_mq_attach(mq, seg, NULL);
+
+	WorkerInitHelper(shared->database_id, shared->session_user_id, shared->user_id,
+					 shared->lock_timeout);
+	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync reader",
+								ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(cxt);
+	AttemptBegin(cxt);			/* notes whether a remote error is transient */
+
+	PG_TRY();
+	{
+		TableConfig *cfg;
+		OdbcConn   *conn;
+
+		/* the registration and the user mapping, as the cycle read them */
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		MemoryContextSwitchTo(cxt);
+		cfg = CatalogGetTableById(shared->table_id);
+		set_ps_display(cfg->name);
+		SecurityBeginCycle(cfg->owner);
+		conn = WorkerConnectWarehouse(cfg, cxt);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(cxt);
+		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync reader of %s", cfg->name));
+
+		StageRead(cfg, conn, (char *) shared + pull_offset(), shared->pull_len, &sink);
+		OdbcDisconnect(conn);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortOutOfAnyTransaction();
+		keep_error(shared, edata);
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+
+	shm_mq_detach(sink.mqh);
+	dsm_detach(seg);
+	proc_exit(0);
+}

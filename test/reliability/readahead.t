@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+#
+# A first load straight into an empty copy is read from the warehouse by a
+# second process (the reader) while the cycle's worker writes it
+# (treble_sync.read_ahead, on by default). This checks that the reader is
+# there and does the reading, that the copy it fills equals the warehouse,
+# that a reader killed in the middle of the load fails the cycle cleanly
+# (nothing applied, nothing left running) and the next cycle loads it all,
+# that an error raised in the reader (a NULL key) reaches the cycle with
+# its own SQLSTATE and message, that a NULL key under 'quarantine' is set
+# aside by the cycle's worker as without a reader, and that with
+# read_ahead off no reader is started.
+#
+# Expects the clusters of .ci/clusters to be running and their env file
+# sourced (TS_* and PGHOST/PGPORT/PGUSER). Prints TAP.
+
+set -u
+
+DB=readahead
+ROWS=300000
+n=0
+failed=0
+ok()  { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check() { if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   got: $2"; echo "#   expected: $3"; fi; }
+q()   { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+whq() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@"; }
+
+# The warehouse table's fingerprint and the copy's: row count and a sum of
+# row hashes, the same on both sides when every value is.
+FP="SELECT count(*) || ' ' || coalesce(sum(hashtext(id || '|' || coalesce(note, '-') || '|' || synced_at)), 0)"
+
+# Poll pg_stat_activity of the destination for a reader of table $1 for up
+# to $2 tenths of a second; print its pid, or nothing.
+reader_pid() {
+    local i
+    for ((i = 0; i < $2; i++)); do
+        pid=$(q -c "SELECT pid FROM pg_stat_activity
+                    WHERE datname = current_database() AND query = 'treble_sync reader of $1'" 2>/dev/null)
+        if [[ -n $pid ]]; then echo "$pid"; return; fi
+        sleep 0.1
+    done
+}
+
+echo "1..12"
+
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
+q <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION treble_sync;
+DO $$
+BEGIN
+    EXECUTE format('CREATE SERVER wh FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
+                   current_setting('treble_test.wh_odbc'));
+    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER wh OPTIONS (user %L, password %L)',
+                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
+END
+$$;
+SQL
+whq <<SQL
+DROP TABLE IF EXISTS ra_sends, ra_nullkey;
+CREATE TABLE ra_sends (id bigint PRIMARY KEY, note text, synced_at timestamp NOT NULL);
+INSERT INTO ra_sends
+SELECT g, CASE WHEN g % 7 = 0 THEN NULL ELSE 'send ' || g || repeat(' x', g % 13) END,
+       timestamp '2026-01-01' + g * interval '1 minute'
+FROM generate_series(1, $ROWS) g;
+CREATE INDEX ON ra_sends (synced_at);
+-- a key that is NULL in the middle of a large pull (no primary key here)
+CREATE TABLE ra_nullkey (id bigint, note text, synced_at timestamp NOT NULL);
+INSERT INTO ra_nullkey SELECT CASE WHEN g = 150000 THEN NULL ELSE g END, 'n' || g,
+                              timestamp '2026-01-01' + g * interval '1 minute'
+FROM generate_series(1, $ROWS) g;
+VACUUM ANALYZE ra_sends, ra_nullkey;
+SQL
+WH_FP=$(whq -c "$FP FROM ra_sends")
+
+register() {  # name, remote table, extra arguments
+    q -c "SELECT name FROM treble_sync.add_table('public.$2', 'wh', name => '$1',
+                 key_columns => '{id}', local_table => 'public.$1' $3)" >/dev/null
+}
+run_status() {  # the last run of table $1: status|rows_pulled|error
+    q -c "SELECT status || '|' || rows_pulled || '|' || coalesce(error, '') FROM treble_sync.runs
+          WHERE table_name = '$1' ORDER BY run_id DESC LIMIT 1"
+}
+
+# 1-3: a reader reads the first load, and the copy equals the warehouse
+register ra_one ra_sends ""
+q -c "SELECT status FROM treble_sync.sync_table('ra_one')" >"$TS_DIR/readahead.out" 2>&1 &
+cycle=$!
+pid=$(reader_pid ra_one 100)
+wait "$cycle"
+if [[ -n $pid ]]; then ok "a first load is read by a reader process (pid $pid)"; else nok "a first load is read by a reader process"; fi
+check "the first load succeeds" "$(cat "$TS_DIR/readahead.out")" "success"
+check "the copy equals the warehouse" "$(q -c "$FP FROM ra_one")" "$WH_FP"
+
+# 4-7: the reader killed in the middle of the load. A session holding a
+# lock on the copy keeps the cycle's worker from writing, so the reader
+# fills the queue between them and waits; it is killed there, and the
+# worker, let go, receives what was queued, then the reader's end.
+register ra_kill ra_sends ""
+q -c "BEGIN" -c "LOCK TABLE public.ra_kill IN SHARE MODE" -c "SELECT pg_sleep(4)" -c "COMMIT" >/dev/null &
+locker=$!
+sleep 0.3
+q -c "SELECT status FROM treble_sync.sync_table('ra_kill')" >"$TS_DIR/readahead.out" 2>&1 &
+cycle=$!
+pid=$(reader_pid ra_kill 30)
+if [[ -n $pid ]]; then
+    sleep 1
+    q -c "SELECT pg_terminate_backend($pid)" >/dev/null
+fi
+wait "$locker"
+wait "$cycle"
+row=$(run_status ra_kill)
+echo "# $(cat "$TS_DIR/readahead.out" | head -3)"
+echo "# run: $row"
+if [[ -n $pid && ${row%%|*} == failed && $row == *"the process reading from the warehouse was stopped before the end of the pull"* ]]; then
+    ok "a reader killed mid-load fails the cycle, saying so"
+else
+    nok "a reader killed mid-load fails the cycle, saying so"
+fi
+check "nothing of the failed load is in the copy" "$(q -c "SELECT count(*) FROM ra_kill")" "0"
+check "no reader or worker of it is left" \
+    "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'treble_sync worker'")" "0"
+q -c "SELECT status FROM treble_sync.sync_table('ra_kill')" >/dev/null 2>&1
+check "the next cycle loads it all" "$(q -c "$FP FROM ra_kill")" "$WH_FP"
+
+# 8-9: an error in the reader reaches the cycle as the worker's own would
+register ra_null ra_nullkey ""
+q -c "SELECT status FROM treble_sync.sync_table('ra_null')" >/dev/null 2>&1
+row=$(q -c "SELECT status || '|' || attempts || '|' || error FROM treble_sync.runs
+            WHERE table_name = 'ra_null' ORDER BY run_id DESC LIMIT 1")
+echo "# run: $(head -1 <<<"$row")"
+if [[ $row == 'failed|1|warehouse returned a NULL key in column "id" of table "ra_null"'* ]]; then
+    ok "a NULL key met by the reader fails the cycle with the reader's message, not retried"
+else
+    nok "a NULL key met by the reader fails the cycle with the reader's message, not retried"
+fi
+check "and nothing is applied" "$(q -c "SELECT count(*) FROM ra_null")" "0"
+
+# 10-11: under 'quarantine' the cycle's worker sets the row aside
+q -c "SELECT treble_sync.alter_table('ra_null', on_bad_row => 'quarantine')" >/dev/null
+q -c "SELECT status FROM treble_sync.sync_table('ra_null')" >/dev/null 2>&1
+check "a NULL key from the reader is quarantined, the rest loaded" \
+    "$(q -c "SELECT (SELECT count(*) FROM ra_null) || ' ' || (SELECT count(*) FROM treble_sync.quarantine WHERE table_name = 'ra_null')")" \
+    "$((ROWS - 1)) 1"
+check "the run counts every row read and the bad one" \
+    "$(q -c "SELECT rows_pulled || ' ' || rows_bad FROM treble_sync.runs WHERE table_name = 'ra_null' ORDER BY run_id DESC LIMIT 1")" \
+    "$ROWS 1"
+
+# 12: read_ahead off: the cycle's worker reads alone
+register ra_off ra_sends ""
+PGOPTIONS='-c treble_sync.read_ahead=off' q -c "SELECT status FROM treble_sync.sync_table('ra_off')" >/dev/null 2>&1 &
+cycle=$!
+pid=$(reader_pid ra_off 30)
+wait "$cycle"
+if [[ -z $pid && $(q -c "$FP FROM ra_off") == "$WH_FP" ]]; then
+    ok "with treble_sync.read_ahead off no reader starts, and the copy is the same"
+else
+    nok "with treble_sync.read_ahead off no reader starts, and the copy is the same"
+fi
+
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
+exit $((failed > 0))
