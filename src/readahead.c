@@ -150,22 +150,51 @@ ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len)
 }
 
 /*
- * The reader's next message, valid until the next call.  Waits for it on
- * the latch, interruptibly.  The queue closing before the pull's end
- * message is an error: the reader's own, raised here as it was raised
- * there, or its unexpected end.
+ * Wait on the latch, interruptibly, for the reader's next message, valid
+ * until the next call; false if the queue closed instead.
+ */
+static bool
+receive(ReadAhead *reader, const char **data, Size *len)
+{
+	void	   *p;
+
+	if (shm_mq_receive(reader->mqh, len, &p, false) != SHM_MQ_SUCCESS)
+		return false;
+	*data = p;
+	return true;
+}
+
+/*
+ * The reader's first message, which it sends once its statement runs on
+ * the warehouse; false if it ended before, having failed to connect or to
+ * run it (a second connection refused by a connection limit, say).  The
+ * caller then reads the pull itself, and meets any lasting failure as its
+ * own error, with its own retries; the reader's is only logged at DEBUG1.
+ */
+bool
+ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *len)
+{
+	if (receive(reader, data, len))
+		return true;
+	pg_read_barrier();
+	ereport(DEBUG1,
+			(errmsg_internal("the reader did not start reading: %s",
+							 reader->shared->failed ? reader->shared->message : "it exited")));
+	return false;
+}
+
+/*
+ * The reader's next message, valid until the next call.  The queue
+ * closing before the pull's end message is an error: the reader's own,
+ * raised here as it was raised there, or its unexpected end.
  */
 void
 ReadAheadReceive(ReadAhead *reader, const char **data, Size *len)
 {
-	void	   *p;
 	ReadAheadShared *shared = reader->shared;
 
-	if (shm_mq_receive(reader->mqh, len, &p, false) == SHM_MQ_SUCCESS)
-	{
-		*data = p;
+	if (receive(reader, data, len))
 		return;
-	}
 
 	pg_read_barrier();			/* the error was written before the detach */
 	if (shared->failed && shared->stopped)
@@ -251,8 +280,9 @@ treble_sync_reader_main(Datum main_arg)
 	ReadAheadSink sink;
 	MemoryContext cxt;
 	shm_mq	   *mq;
+	ResourceOwner owner = ResourceOwnerCreate(NULL, "treble_sync reader");
 
-	CurrentResourceOwner = ResourceOwnerCreate(NULL, "treble_sync reader");
+	CurrentResourceOwner = owner;
 	seg = dsm_attach(DatumGetUInt32(main_arg));
 	if (seg == NULL)
 		proc_exit(0);			/* the cycle's worker is gone already */
@@ -285,6 +315,8 @@ treble_sync_reader_main(Datum main_arg)
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 		MemoryContextSwitchTo(cxt);
+		/* the commit left none: the mask's hash context needs one */
+		CurrentResourceOwner = owner;
 		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync reader of %s", cfg->name));
 
 		StageRead(cfg, conn, (char *) shared + pull_offset(), shared->pull_len, &sink);

@@ -26,6 +26,7 @@ typedef struct ReadAheadSink ReadAheadSink;
 
 /* The cycle's worker */
 extern ReadAhead *ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len);
+extern bool ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *len);
 extern void ReadAheadReceive(ReadAhead *reader, const char **data, Size *len);
 extern void ReadAheadStop(ReadAhead *reader);
 

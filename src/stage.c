@@ -721,6 +721,7 @@ describe_pull(StringInfo buf, StageFeed *state, int cursor_col, const char *sql,
 }
 
 /* The message types a reader sends. */
+#define READ_READY 'R'			/* the statement runs: rows follow */
 #define READ_BATCH 'B'			/* a batch of COPY text lines */
 #define READ_NULL_KEY 'N'		/* a row with a NULL key, to set aside */
 #define READ_END 'E'			/* the end of the pull */
@@ -807,6 +808,24 @@ receive_batch(void)
 				elog(ERROR, "reader sent a message of unknown type %d", type);
 		}
 	}
+}
+
+/*
+ * In the cycle's worker: whether the reader got its statement running on
+ * the warehouse (its first message); if not, the caller reads the pull
+ * itself.
+ */
+static bool
+reader_ready(ReadAhead *reader)
+{
+	const char *data;
+	Size		len;
+
+	if (!ReadAheadReceiveFirst(reader, &data, &len))
+		return false;
+	if (len != 1 || data[0] != READ_READY)
+		elog(ERROR, "reader sent a message of type %d before starting", len ? data[0] : -1);
+	return true;
 }
 
 /*
@@ -899,10 +918,12 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	stmt = OdbcAllocStatement(conn);
 	OdbcExecute(conn, stmt, sql, nparams, params);
 	begin_fetch(&state, conn, stmt, cursor_col);
+	initStringInfo(&msg);
+	pq_sendbyte(&msg, READ_READY);
+	ReadAheadSend(sink, msg.data, msg.len);
 	initStringInfo(&state.plain);
 	initStringInfo(&state.line);
 	initStringInfo(&state.batch);
-	initStringInfo(&msg);
 	state.offsets = palloc(sizeof(int) * (STAGE_BATCH_ROWS + 1));
 
 	feed = &state;
@@ -990,6 +1011,11 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		state.reader = ReadAheadStart(cfg, pull.data, pull.len);
 		state.reader_rows = result->rows_pulled;
 		state.reader_bytes = result->bytes_pulled;
+		if (state.reader && !reader_ready(state.reader))
+		{
+			ReadAheadStop(state.reader);
+			state.reader = NULL;	/* read here, as without a reader */
+		}
 	}
 	if (state.reader == NULL)
 	{
