@@ -42,7 +42,7 @@ reader_pid() {
     done
 }
 
-echo "1..12"
+echo "1..13"
 
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
 q <<'SQL'
@@ -157,6 +157,20 @@ if [[ -z $pid && $(q -c "$FP FROM ra_off") == "$WH_FP" ]]; then
     ok "with treble_sync.read_ahead off no reader starts, and the copy is the same"
 else
     nok "with treble_sync.read_ahead off no reader starts, and the copy is the same"
+fi
+
+# 13: a reader the warehouse refuses a second connection leaves the pull
+# to the cycle's worker, which loads it in the same attempt
+whq -c "ALTER ROLE $TS_WH_USER CONNECTION LIMIT 1"
+register ra_limit ra_sends ""
+q -c "SELECT status FROM treble_sync.sync_table('ra_limit')" >/dev/null 2>&1
+whq -c "ALTER ROLE $TS_WH_USER CONNECTION LIMIT -1"
+row=$(q -c "SELECT status || ' ' || attempts FROM treble_sync.runs WHERE table_name = 'ra_limit' ORDER BY run_id DESC LIMIT 1")
+if [[ $row == "success 1" && $(q -c "$FP FROM ra_limit") == "$WH_FP" ]]; then
+    ok "a reader refused a connection leaves the load to the cycle's worker, in one attempt"
+else
+    nok "a reader refused a connection leaves the load to the cycle's worker, in one attempt"
+    echo "#   run: $row"
 fi
 
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
