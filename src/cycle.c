@@ -872,7 +872,7 @@ window_keys_config(TableConfig *cfg)
 /*
  * Step 4 by keys, pulling: the key and cursor of every warehouse row with
  * event >= bound and cursor <= min(T, T_prev) (the rows past T_prev come
- * whole with the delta) into WINDOW_KEYS_TABLE, indexed by key.
+ * whole with the delta) into WINDOW_KEYS_TABLE, analyzed (the statements that read it hash it).
  */
 static void
 pull_window_keys(TableConfig *cfg, OdbcConn *conn, PullSpec *spec)
@@ -903,10 +903,11 @@ pull_window_keys(TableConfig *cfg, OdbcConn *conn, PullSpec *spec)
 	ktarget.stage_relid = relid;
 	pull_rows(&kcfg, conn, &ktarget, &kspec, &kresult);
 
+	/*
+	 * No index: every statement that reads the window's keys hashes them
+	 * (run_sql_hashing); statistics size those hashes.
+	 */
 	SPI_connect();
-	run_sql(psprintf("CREATE INDEX ON " WINDOW_KEYS_TABLE " (%s)",
-					 LocalColumnList(cfg->key_columns, NULL)),
-			0, NULL, NULL, SPI_OK_UTILITY);
 	run_sql("ANALYZE " WINDOW_KEYS_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
 	SPI_finish();
 	ProgressResume();
@@ -1125,6 +1126,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	StageTarget target;
 	bool		by_keys = kind == APPLY_CYCLE && window_by_keys(cfg, spec);
 	Datum		gone = (Datum) 0;	/* by_keys: the window's keys that are gone */
+	int64		delta_rows = 0; /* by_keys: rows staged before the re-pull */
 	char	   *qlocal = LocalTableName(cfg->local_relid);
 	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
 	Timestamp	bound_hi = (spec->have_window && spec->bound_hi != 0) ? spec->bound_hi : DT_NOEND;
@@ -1138,6 +1140,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 		target.stage_relid = StageCreate(cfg);
 		delta.have_window = false;	/* T_prev < cursor <= T */
 		pull_rows(cfg, conn, &target, &delta, result);
+		delta_rows = result->rows_pulled;
 		pull_window_differences(cfg, conn, &target, spec, qlocal, bound, bound_hi, &gone, result);
 	}
 	else
@@ -1167,9 +1170,9 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	}
 	if (!by_keys)
 		index_stage(cfg);
-	else
+	else if (result->rows_pulled - delta_rows > delta_rows / 10)
 	{
-		/* pull_window_differences() indexed it; its rows grew since */
+		/* pull_window_differences() indexed it; its rows grew much since */
 		run_sql("ANALYZE " STAGE_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
 		ProgressResume();		/* ANALYZE reported its own progress */
 	}
