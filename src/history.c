@@ -453,21 +453,24 @@ run_cut(TableConfig *cfg)
 /*
  * The open versions of the keys in transition table src, as "h.ctid = ANY
  * (ARRAY(...))" for a DELETE or UPDATE of the history table h, with cond
- * ANDed to each version's own conditions.  The transition table drives: a
- * LATERAL subquery that the planner cannot flatten (OFFSET 0) probes the
- * history's key index once per changed row, and the versions found are
- * then read by ctid.  As a plain join the planner, which has no statistics
- * of the transition table and takes a condition on a run just begun for
- * rare, would read every open version of the history once per changed
- * row: a cycle's cost would follow the history's size times the change's.
+ * (on v, the versions of a key) ANDed to their being open.  The
+ * transition table drives: a LATERAL subquery that the planner can
+ * neither flatten nor push conditions into (OFFSET 0) reads the versions
+ * of each changed key through the history's key index alone, and the
+ * open ones are then found by ctid.  Planned as a join, or with "open"
+ * inside the probe, the planner (which has no statistics of the
+ * transition table, and takes "ts_valid_to IS NULL" on a history not yet
+ * analyzed for rare) reads every open version of the history, through
+ * its ts_valid_to index, for each changed row: a cycle, and a first load
+ * batch after batch, would cost the history's size times the change's.
  */
 static char *
 open_versions_of(TableConfig *cfg, const char *hist, const char *src, const char *cond)
 {
 	return psprintf("h.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-					"SELECT v.ctid FROM %s o, LATERAL (SELECT h2.ctid FROM %s h2"
-					" WHERE %s AND h2.ts_valid_to IS NULL AND h2.ts_rewound_by IS NULL%s"
-					" OFFSET 0) v))",
+					"SELECT v.ctid FROM %s o, LATERAL (SELECT h2.ctid, h2.ts_valid_to,"
+					" h2.ts_rewound_by, h2.ts_opened_by FROM %s h2 WHERE %s OFFSET 0) v"
+					" WHERE v.ts_valid_to IS NULL AND v.ts_rewound_by IS NULL%s))",
 					src, hist, LocalKeyJoin(cfg, "h2", "o"), cond);
 }
 
@@ -482,15 +485,15 @@ close_versions(TableConfig *cfg, const char *hist, const char *src, Datum *value
 	Oid			types[2] = {TIMESTAMPTZOID, INT8OID};
 	const char *open = "h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL";
 
+	/* with src, the only condition is on ctid: a TID scan, nothing else */
 	if (opened_by_run == DatumGetInt64(values[1]) || cfg->load_cut != NULL)
-		LocalRunSql(psprintf("DELETE FROM %s h WHERE %s AND h.ts_opened_by OPERATOR(pg_catalog.=) $2",
-							  hist,
+		LocalRunSql(psprintf("DELETE FROM %s h WHERE %s", hist,
 							  src ? open_versions_of(cfg, hist, src,
-													 " AND h2.ts_opened_by OPERATOR(pg_catalog.=) $2")
-							  : open),
+													 " AND v.ts_opened_by OPERATOR(pg_catalog.=) $2")
+							  : psprintf("%s AND h.ts_opened_by OPERATOR(pg_catalog.=) $2", open)),
 					 2, types, values, SPI_OK_DELETE);
-	LocalRunSql(psprintf("UPDATE %s h SET ts_valid_to = $1, ts_closed_by = $2 WHERE %s AND %s",
-						  hist, open, src ? open_versions_of(cfg, hist, src, "") : "true"),
+	LocalRunSql(psprintf("UPDATE %s h SET ts_valid_to = $1, ts_closed_by = $2 WHERE %s",
+						  hist, src ? open_versions_of(cfg, hist, src, "") : open),
 				 2, types, values, SPI_OK_UPDATE);
 }
 
