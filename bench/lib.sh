@@ -51,31 +51,39 @@ build_and_install() {
 }
 
 # ---------------------------------------------------------------------------
-# Peak private memory of the treble_sync worker.
+# Peak private memory of the treble_sync worker, and of its reader.
 #
 # The worker is a child of the destination's postmaster whose process title
-# is "postgres: treble_sync cycle of table id N <name>"; matching on the
-# parent keeps workers of other clusters on the machine out. RssAnon in
-# /proc/PID/status is its private (anonymous) resident memory: shared
-# buffers are shared memory and not counted.
+# is "postgres: treble_sync cycle of table id N <name>"; a first load's
+# reader (treble_sync.read_ahead) is another, "postgres: treble_sync reader
+# of table id N <name>". Matching on the parent keeps workers of other
+# clusters on the machine out. RssAnon in /proc/PID/status is a process's
+# private (anonymous) resident memory: shared buffers are shared memory and
+# not counted. What is reported is the peak of the two together, the
+# private memory the cycle holds.
 
 # Sample every 50 ms until the file $1 exists, then print the peak in kB.
 # The caller sets DEST_POSTMASTER to the destination postmaster's pid.
 rss_sampler() {
-    local stop=$1 peak=0 pid="" key value kb
+    local stop=$1 peak=0 pids=() pid key value kb total n=0
     while [[ ! -e $stop ]]; do
-        if [[ -z $pid || ! -e /proc/$pid ]]; then
-            pid=$(pgrep -P "$DEST_POSTMASTER" -f 'treble_sync cycle of' | head -n 1 || true)
+        # look for the processes anew every 10 samples (a reader starts
+        # after its worker), or when one is gone
+        if ((n % 10 == 0 || ${#pids[@]} == 0)); then
+            mapfile -t pids < <(pgrep -P "$DEST_POSTMASTER" -f 'treble_sync (cycle|reader) of' || true)
         fi
-        if [[ -n $pid ]]; then
+        n=$((n + 1))
+        total=0
+        for pid in "${pids[@]}"; do
             kb=0
-            # Plain bash, no process per sample; the worker may exit between
+            # Plain bash, no process per sample; a process may exit between
             # the test and the read.
             { while read -r key value _; do
                   if [[ $key == RssAnon: ]]; then kb=$value; break; fi
-              done <"/proc/$pid/status"; } 2>/dev/null || pid=""
-            if ((kb > peak)); then peak=$kb; fi
-        fi
+              done <"/proc/$pid/status"; } 2>/dev/null || n=0
+            total=$((total + kb))
+        done
+        if ((total > peak)); then peak=$total; fi
         sleep 0.05
     done
     echo "$peak"
