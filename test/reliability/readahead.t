@@ -6,25 +6,19 @@
 # there and does the reading, that the copy it fills equals the warehouse,
 # that a reader killed in the middle of the load fails the cycle cleanly
 # (nothing applied, nothing left running) and the next cycle loads it all,
-# that an error raised in the reader (a NULL key) reaches the cycle with
-# its own SQLSTATE and message, that a NULL key under 'quarantine' is set
-# aside by the cycle's worker as without a reader, and that with
-# read_ahead off no reader is started.
+# that an error raised in the reader (a NULL key) fails the cycle with the
+# reader's message and is not retried, that a NULL key under 'quarantine'
+# is set aside by the cycle's worker as without a reader, that with
+# read_ahead off no reader is started, and that a reader the warehouse
+# refuses a second connection leaves the load to the worker.
 #
 # Expects the clusters of .ci/clusters to be running and their env file
 # sourced (TS_* and PGHOST/PGPORT/PGUSER). Prints TAP.
 
-set -u
-
 DB=readahead
 ROWS=300000
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   got: $2"; echo "#   expected: $3"; fi; }
-q()   { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-whq() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@"; }
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The warehouse table's fingerprint and the copy's: row count and a sum of
 # row hashes, the same on both sides when every value is.
@@ -44,19 +38,7 @@ reader_pid() {
 
 echo "1..13"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
-q <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION treble_sync;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER wh FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
-                   current_setting('treble_test.wh_odbc'));
-    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER wh OPTIONS (user %L, password %L)',
-                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
-END
-$$;
-SQL
+setup_db
 whq <<SQL
 DROP TABLE IF EXISTS ra_sends, ra_nullkey;
 CREATE TABLE ra_sends (id bigint PRIMARY KEY, note text, synced_at timestamp NOT NULL);
@@ -90,8 +72,8 @@ cycle=$!
 pid=$(reader_pid ra_one 100)
 wait "$cycle"
 if [[ -n $pid ]]; then ok "a first load is read by a reader process (pid $pid)"; else nok "a first load is read by a reader process"; fi
-check "the first load succeeds" "$(cat "$TS_DIR/readahead.out")" "success"
-check "the copy equals the warehouse" "$(q -c "$FP FROM ra_one")" "$WH_FP"
+check "the first load succeeds" "success" "$(cat "$TS_DIR/readahead.out")"
+check "the copy equals the warehouse" "$WH_FP" "$(q -c "$FP FROM ra_one")"
 
 # 4-7: the reader killed in the middle of the load. A session holding a
 # lock on the copy keeps the cycle's worker from writing, so the reader
@@ -118,11 +100,11 @@ if [[ -n $pid && ${row%%|*} == failed && $row == *"the process reading from the 
 else
     nok "a reader killed mid-load fails the cycle, saying so"
 fi
-check "nothing of the failed load is in the copy" "$(q -c "SELECT count(*) FROM ra_kill")" "0"
-check "no reader or worker of it is left" \
-    "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'treble_sync worker'")" "0"
+check "nothing of the failed load is in the copy" 0 "$(q -c "SELECT count(*) FROM ra_kill")"
+check "no reader or worker of it is left" 0 \
+    "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'treble_sync worker'")"
 q -c "SELECT status FROM treble_sync.sync_table('ra_kill')" >/dev/null 2>&1
-check "the next cycle loads it all" "$(q -c "$FP FROM ra_kill")" "$WH_FP"
+check "the next cycle loads it all" "$WH_FP" "$(q -c "$FP FROM ra_kill")"
 
 # 8-9: an error in the reader reaches the cycle as the worker's own would
 register ra_null ra_nullkey ""
@@ -135,17 +117,15 @@ if [[ $row == 'failed|1|warehouse returned a NULL key in column "id" of table "r
 else
     nok "a NULL key met by the reader fails the cycle with the reader's message, not retried"
 fi
-check "and nothing is applied" "$(q -c "SELECT count(*) FROM ra_null")" "0"
+check "and nothing is applied" 0 "$(q -c "SELECT count(*) FROM ra_null")"
 
 # 10-11: under 'quarantine' the cycle's worker sets the row aside
 q -c "SELECT treble_sync.alter_table('ra_null', on_bad_row => 'quarantine')" >/dev/null
 q -c "SELECT status FROM treble_sync.sync_table('ra_null')" >/dev/null 2>&1
-check "a NULL key from the reader is quarantined, the rest loaded" \
-    "$(q -c "SELECT (SELECT count(*) FROM ra_null) || ' ' || (SELECT count(*) FROM treble_sync.quarantine WHERE table_name = 'ra_null')")" \
-    "$((ROWS - 1)) 1"
-check "the run counts every row read and the bad one" \
-    "$(q -c "SELECT rows_pulled || ' ' || rows_bad FROM treble_sync.runs WHERE table_name = 'ra_null' ORDER BY run_id DESC LIMIT 1")" \
-    "$ROWS 1"
+check "a NULL key from the reader is quarantined, the rest loaded" "$((ROWS - 1)) 1" \
+    "$(q -c "SELECT (SELECT count(*) FROM ra_null) || ' ' || (SELECT count(*) FROM treble_sync.quarantine WHERE table_name = 'ra_null')")"
+check "the run counts every row read and the bad one" "$ROWS 1" \
+    "$(q -c "SELECT rows_pulled || ' ' || rows_bad FROM treble_sync.runs WHERE table_name = 'ra_null' ORDER BY run_id DESC LIMIT 1")"
 
 # 12: read_ahead off: the cycle's worker reads alone
 register ra_off ra_sends ""
@@ -173,5 +153,4 @@ else
     echo "#   run: $row"
 fi
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
-exit $((failed > 0))
+finish
