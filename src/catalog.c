@@ -257,7 +257,7 @@ static const char *table_select =
 " schema_drift, all_columns,"
 " ARRAY(SELECT k FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
 " ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
-" on_bad_row, max_bad_row_ratio, owner::oid, hot_window_check,"
+" on_bad_row, max_bad_row_ratio, owner::pg_catalog.oid, hot_window_check,"
 " keep_history, history_table::pg_catalog.oid, history_from"
 " FROM treble_sync.tables";
 

@@ -593,8 +593,12 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 		;						/* nothing to collide with: a plain insert */
 	else if (get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE)
 		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys);
-	/* in key order, as the UPDATE: new keys mostly land at the index's end */
-	appendStringInfo(&sql, " ORDER BY %s", LocalColumnList(cfg->key_columns, "s"));
+	/*
+	 * In key order, as the UPDATE: new keys mostly land at the index's end.
+	 * Not into an empty copy: the sort would be of a whole first load.
+	 */
+	if (!copy_was_empty)
+		appendStringInfo(&sql, " ORDER BY %s", LocalColumnList(cfg->key_columns, "s"));
 	if (!copy_was_empty && get_rel_relkind(cfg->local_relid) != RELKIND_PARTITIONED_TABLE)
 		appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING",
 						 LocalColumnList(cfg->key_columns, NULL));
@@ -1013,9 +1017,15 @@ collect_gone_keys(SPITupleTable *rows, uint64 nrows, MemoryContext cxt)
 	{
 		bool		isnull;
 
-		if (DatumGetBool(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull)))
-			keys[n++] = datumCopy(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull),
-								  typbyval, typlen);
+		Datum		key;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!DatumGetBool(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull)))
+			continue;
+		key = SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull);
+		if (isnull)
+			elog(ERROR, "NULL key among the keys to pull again");	/* as pull_by_keys */
+		keys[n++] = datumCopy(key, typbyval, typlen);
 	}
 	array = PointerGetDatum(construct_array(keys, n, type, typlen, typbyval, typalign));
 	MemoryContextSwitchTo(old);
@@ -1064,17 +1074,19 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	 * side only, or with another cursor on each, differs; a window key the
 	 * copy holds outside the window is probed by key (OFFSET 0 keeps it a
 	 * probe), and differs unless the copy's version is that one or newer.
+	 * The keys are integers or text (window_by_keys), whose equality
+	 * hashes, as a full join needs.
 	 */
-	sql = psprintf("SELECT %11$s, w.hit IS NULL AS gone FROM"
-				   " (SELECT %1$s, pg_catalog.max(%2$s) AS %2$s, true AS hit FROM " WINDOW_KEYS_TABLE " w"
+	sql = psprintf("SELECT %11$s, w.\"treble_sync hit\" IS NULL AS gone FROM"
+				   " (SELECT %1$s, pg_catalog.max(%2$s) AS %2$s, true AS \"treble_sync hit\" FROM " WINDOW_KEYS_TABLE " w"
 				   "  WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %3$s) GROUP BY %1$s) w"
 				   " FULL JOIN"
-				   " (SELECT %9$s, t.%2$s, true AS hit FROM %4$s t"
+				   " (SELECT %9$s, t.%2$s, true AS \"treble_sync hit\" FROM %4$s t"
 				   "  WHERE t.%8$s OPERATOR(pg_catalog.>=) $1 AND t.%8$s OPERATOR(pg_catalog.<) $2"
 				   "  AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %10$s)) c"
 				   " ON %12$s"
-				   " WHERE CASE WHEN w.hit IS NULL THEN true"
-				   "  WHEN c.hit IS NOT NULL THEN NOT COALESCE(c.%2$s %6$s w.%2$s, false)"
+				   " WHERE CASE WHEN w.\"treble_sync hit\" IS NULL THEN true"
+				   "  WHEN c.\"treble_sync hit\" IS NOT NULL THEN NOT COALESCE(c.%2$s %6$s w.%2$s, false)"
 				   "  ELSE NOT EXISTS (SELECT 1 FROM %4$s t WHERE %5$s"
 				   "   AND (t.%2$s %6$s w.%2$s OR t.%2$s %7$s w.%2$s) OFFSET 0) END",
 				   keys, cur, LocalKeyJoin(cfg, "s", "w"), qlocal, LocalKeyJoin(cfg, "t", "w"),

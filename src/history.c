@@ -463,13 +463,14 @@ run_cut(TableConfig *cfg)
  * analyzed for rare) reads every open version of the history, through
  * its ts_valid_to index, for each changed row: a cycle, and a first load
  * batch after batch, would cost the history's size times the change's.
+ * ONLY: a ctid names a row of one table, not of a table's children.
  */
 static char *
 open_versions_of(TableConfig *cfg, const char *hist, const char *src, const char *cond)
 {
 	return psprintf("h.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
 					"SELECT v.ctid FROM %s o, LATERAL (SELECT h2.ctid, h2.ts_valid_to,"
-					" h2.ts_rewound_by, h2.ts_opened_by FROM %s h2 WHERE %s OFFSET 0) v"
+					" h2.ts_rewound_by, h2.ts_opened_by FROM ONLY %s h2 WHERE %s OFFSET 0) v"
 					" WHERE v.ts_valid_to IS NULL AND v.ts_rewound_by IS NULL%s))",
 					src, hist, LocalKeyJoin(cfg, "h2", "o"), cond);
 }
@@ -487,12 +488,12 @@ close_versions(TableConfig *cfg, const char *hist, const char *src, Datum *value
 
 	/* with src, the only condition is on ctid: a TID scan, nothing else */
 	if (opened_by_run == DatumGetInt64(values[1]) || cfg->load_cut != NULL)
-		LocalRunSql(psprintf("DELETE FROM %s h WHERE %s", hist,
+		LocalRunSql(psprintf("DELETE FROM ONLY %s h WHERE %s", hist,
 							  src ? open_versions_of(cfg, hist, src,
 													 " AND v.ts_opened_by OPERATOR(pg_catalog.=) $2")
 							  : psprintf("%s AND h.ts_opened_by OPERATOR(pg_catalog.=) $2", open)),
 					 2, types, values, SPI_OK_DELETE);
-	LocalRunSql(psprintf("UPDATE %s h SET ts_valid_to = $1, ts_closed_by = $2 WHERE %s",
+	LocalRunSql(psprintf("UPDATE ONLY %s h SET ts_valid_to = $1, ts_closed_by = $2 WHERE %s",
 						  hist, src ? open_versions_of(cfg, hist, src, "") : open),
 				 2, types, values, SPI_OK_UPDATE);
 }

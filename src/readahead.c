@@ -39,6 +39,7 @@
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/shm_mq.h"
+#include "mb/pg_wchar.h"
 #include "utils/memutils.h"
 #include "utils/ps_status.h"
 #include "utils/snapmgr.h"
@@ -66,6 +67,7 @@ typedef struct ReadAheadShared
 	Oid			session_user_id;
 	Oid			user_id;
 	int32		table_id;
+	Oid			owner;			/* the registration's, as the cycle knows it */
 	int			lock_timeout;
 	Size		pull_len;		/* the pull's description follows the header */
 	/* written by the reader before it detaches, if it fails */
@@ -78,12 +80,19 @@ typedef struct ReadAheadShared
 	char		hint[512];
 } ReadAheadShared;
 
+/*
+ * The cycle's side of a reader.  It lives in TopMemoryContext and is freed
+ * by the segment's detach callback, which also terminates a reader that
+ * has not finished: however the worker leaves the pull (its end, an error
+ * before or during it, a cancel, its own exit), no reader outlives it.
+ */
 struct ReadAhead
 {
 	dsm_segment *seg;
 	ReadAheadShared *shared;
 	shm_mq_handle *mqh;
 	BackgroundWorkerHandle *handle;
+	bool		finished;		/* it sent the pull's end: let it disconnect */
 };
 
 struct ReadAheadSink
@@ -104,18 +113,36 @@ queue_offset(Size pull_len)
 	return pull_offset() + MAXALIGN(pull_len);
 }
 
+/* The segment's detach callback: see struct ReadAhead. */
+static void
+reader_detached(dsm_segment *seg, Datum arg)
+{
+	ReadAhead  *reader = (ReadAhead *) DatumGetPointer(arg);
+
+	if (reader->handle)
+	{
+		if (!reader->finished)
+			TerminateBackgroundWorker(reader->handle);
+		pfree(reader->handle);
+	}
+	pfree(reader);
+}
+
 /*
  * Start a reader for a pull of cfg described by pull (stage.c's bytes).
  * NULL if no background worker slot is free: the caller reads the pull
  * itself.  The segment belongs to the current resource owner, so an
- * error or the end of the transaction detaches it.
+ * error or the end of the transaction detaches it, and that stops the
+ * reader.
  */
 ReadAhead *
 ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len)
 {
-	ReadAhead  *reader = palloc0(sizeof(ReadAhead));
+	ReadAhead  *reader = MemoryContextAllocZero(TopMemoryContext, sizeof(ReadAhead));
 	BackgroundWorker bgw;
 	shm_mq	   *mq;
+	MemoryContext old;
+	bool		registered;
 
 	reader->seg = dsm_create(queue_offset(pull_len) + READ_AHEAD_QUEUE_SIZE, 0);
 	reader->shared = dsm_segment_address(reader->seg);
@@ -124,6 +151,7 @@ ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len)
 	reader->shared->session_user_id = GetSessionUserId();
 	reader->shared->user_id = GetUserId();
 	reader->shared->table_id = cfg->table_id;
+	reader->shared->owner = cfg->owner;
 	reader->shared->lock_timeout = treble_sync_lock_timeout;
 	reader->shared->pull_len = pull_len;
 	memcpy((char *) reader->shared + pull_offset(), pull, pull_len);
@@ -134,13 +162,17 @@ ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len)
 	WorkerDescribe(&bgw, "treble_sync_reader_main",
 				   psprintf("treble_sync reader of table id %d", cfg->table_id));
 	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(reader->seg));
-	if (!RegisterDynamicBackgroundWorker(&bgw, &reader->handle))
+	on_dsm_detach(reader->seg, reader_detached, PointerGetDatum(reader));
+	old = MemoryContextSwitchTo(TopMemoryContext);	/* the handle, for the callback */
+	registered = RegisterDynamicBackgroundWorker(&bgw, &reader->handle);
+	MemoryContextSwitchTo(old);
+	if (!registered)
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("no worker slot free for a reader of \"%s\": reading in the cycle's worker",
 								 cfg->name)));
-		dsm_detach(reader->seg);
-		pfree(reader);
+		reader->handle = NULL;
+		dsm_detach(reader->seg);	/* frees reader */
 		return NULL;
 	}
 
@@ -221,19 +253,19 @@ ReadAheadReceive(ReadAhead *reader, const char **data, Size *len)
 }
 
 /*
- * Stop the reader (it may still be reading, if the pull failed on this
- * side) and detach from the segment.
+ * Let go of the reader and detach from the segment, which stops the reader
+ * unless finished says it sent the pull's end (it then disconnects from
+ * the warehouse and exits by itself).  reader is freed.
  */
 void
-ReadAheadStop(ReadAhead *reader)
+ReadAheadStop(ReadAhead *reader, bool finished)
 {
 	if (reader == NULL)
 		return;
-	TerminateBackgroundWorker(reader->handle);
+	reader->finished = finished;
 	if (reader->mqh)
 		shm_mq_detach(reader->mqh);
 	dsm_detach(reader->seg);
-	reader->mqh = NULL;
 }
 
 /*
@@ -250,20 +282,35 @@ ReadAheadSend(ReadAheadSink *sink, const void *data, Size len)
 				 errmsg("the cycle stopped reading the pull")));
 }
 
+/* Copy src into dst of size bytes, cut on a character boundary. */
+static void
+clip_copy(char *dst, const char *src, Size size)
+{
+	int			len = strlen(src);
+
+	if (len >= (int) size)
+		len = pg_mbcliplen(src, len, size - 1);
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
 /*
  * Keep an error of the reader in the segment, for the cycle's worker to
- * raise.  The message is cut to the room there.
+ * raise: cut to the room there (on a character boundary: it ends up in the
+ * run log), with whether it is worth another attempt, and whether the
+ * reader itself was cancelled or terminated (a warehouse's timeout is a
+ * cancel too, and is retried).
  */
 static void
 keep_error(ReadAheadShared *shared, ErrorData *edata)
 {
-	shared->stopped = edata->sqlerrcode == ERRCODE_QUERY_CANCELED;
+	shared->stopped = WorkerWasSignalled();
 	shared->transient = CurrentAttempt && CurrentAttempt->transient;
 	shared->sqlerrcode = edata->sqlerrcode;
-	strlcpy(shared->message, edata->message ? edata->message : "unknown error",
-			sizeof(shared->message));
-	strlcpy(shared->detail, edata->detail ? edata->detail : "", sizeof(shared->detail));
-	strlcpy(shared->hint, edata->hint ? edata->hint : "", sizeof(shared->hint));
+	clip_copy(shared->message, edata->message ? edata->message : "unknown error",
+			  sizeof(shared->message));
+	clip_copy(shared->detail, edata->detail ? edata->detail : "", sizeof(shared->detail));
+	clip_copy(shared->hint, edata->hint ? edata->hint : "", sizeof(shared->hint));
 	pg_write_barrier();
 	shared->failed = true;
 }
@@ -306,11 +353,15 @@ treble_sync_reader_main(Datum main_arg)
 		/* the registration and the user mapping, as the cycle read them */
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
+		SecurityBeginReader(shared->owner);	/* before anything runs */
 		PushActiveSnapshot(GetTransactionSnapshot());
 		MemoryContextSwitchTo(cxt);
 		cfg = CatalogGetTableById(shared->table_id);
+		if (cfg->owner != shared->owner)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the registration of \"%s\" changed owner during its cycle", cfg->name)));
 		set_ps_display(cfg->name);
-		SecurityBeginCycle(cfg->owner);
 		conn = WorkerConnectWarehouse(cfg, cxt);
 		PopActiveSnapshot();
 		CommitTransactionCommand();

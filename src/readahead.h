@@ -28,7 +28,7 @@ typedef struct ReadAheadSink ReadAheadSink;
 extern ReadAhead *ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len);
 extern bool ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *len);
 extern void ReadAheadReceive(ReadAhead *reader, const char **data, Size *len);
-extern void ReadAheadStop(ReadAhead *reader);
+extern void ReadAheadStop(ReadAhead *reader, bool finished);
 
 /* The reader process */
 extern PGDLLEXPORT void treble_sync_reader_main(Datum main_arg);

@@ -209,6 +209,20 @@ SecurityBeginCycle(Oid owner)
 }
 
 /*
+ * In a first load's reader (readahead.c), before it reads anything: act
+ * as the registration's owner inside a security-restricted operation,
+ * with search_path pinned, as the cycle's worker does; a reader makes no
+ * temporary table, so no temporary namespace is made for it.
+ */
+void
+SecurityBeginReader(Oid owner)
+{
+	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	SetConfigOption("search_path", SECURITY_SEARCH_PATH, PGC_USERSET, PGC_S_SESSION);
+}
+
+/*
  * Run a CREATE TEMPORARY TABLE statement (through SPI, already connected)
  * as the current role but outside the security-restricted operation, which
  * forbids making temporary tables: as REFRESH MATERIALIZED VIEW

@@ -31,6 +31,7 @@ extern Oid	SecurityRelationOwner(Oid relid);
 extern void SecurityBecomeOwner(Oid owner, SecurityState *state);
 extern void SecurityRestore(SecurityState *state);
 extern void SecurityBeginCycle(Oid owner);
+extern void SecurityBeginReader(Oid owner);
 extern void SecurityCreateTempTable(const char *sql);
 extern int	SecurityPinSearchPath(void);
 extern void SecurityUnpinSearchPath(int nestlevel);

@@ -689,7 +689,9 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 /*
  * What a reader must know of a pull, as bytes for its segment: the
  * columns (name, read as bytes, key, masked), which one is the cursor,
- * the mask salt, and the statement with its parameters.
+ * the registration's on_bad_row and cursor kind as this cycle read them
+ * (the reader reads the registration again, which may have been altered
+ * since), the mask salt, and the statement with its parameters.
  */
 static void
 describe_pull(StringInfo buf, StageFeed *state, int cursor_col, const char *sql,
@@ -698,6 +700,8 @@ describe_pull(StringInfo buf, StageFeed *state, int cursor_col, const char *sql,
 	initStringInfo(buf);
 	pq_sendint32(buf, state->ncols);
 	pq_sendint32(buf, cursor_col);
+	pq_sendint32(buf, state->cfg->on_bad_row);
+	pq_sendint32(buf, state->cfg->cursor_kind);
 	for (int i = 0; i < state->ncols; i++)
 	{
 		pq_sendbyte(buf, state->is_binary[i]);
@@ -721,6 +725,7 @@ describe_pull(StringInfo buf, StageFeed *state, int cursor_col, const char *sql,
 }
 
 /* The message types a reader sends. */
+#define READ_CONNECTED 'C'		/* connected to the warehouse */
 #define READ_READY 'R'			/* the statement runs: rows follow */
 #define READ_BATCH 'B'			/* a batch of COPY text lines */
 #define READ_NULL_KEY 'N'		/* a row with a NULL key, to set aside */
@@ -767,6 +772,7 @@ receive_batch(void)
 		StringInfoData msg;
 		char		type;
 
+		CHECK_FOR_INTERRUPTS();
 		ReadAheadReceive(feed->reader, &data, &len);
 		msg.data = unconstify(char *, data);
 		msg.len = msg.maxlen = (int) len;
@@ -799,9 +805,12 @@ receive_batch(void)
 					   sizeof(int) * (feed->nlines + 1));
 				resetStringInfo(&feed->batch);
 				appendBinaryStringInfo(&feed->batch, msg.data + msg.cursor, msg.len - msg.cursor);
-				if (feed->offsets[feed->nlines] != feed->batch.len)
+				if (feed->offsets[0] != 0 || feed->offsets[feed->nlines] != feed->batch.len)
 					elog(ERROR, "reader sent a batch of %d bytes, announced %d",
 						 feed->batch.len, feed->offsets[feed->nlines]);
+				for (int i = 0; i < feed->nlines; i++)
+					if (feed->offsets[i] >= feed->offsets[i + 1])
+						elog(ERROR, "reader sent line %d out of order", i);
 				report_progress();
 				return true;
 			default:
@@ -811,9 +820,12 @@ receive_batch(void)
 }
 
 /*
- * In the cycle's worker: whether the reader got its statement running on
- * the warehouse (its first message); if not, the caller reads the pull
- * itself.
+ * In the cycle's worker: whether the reader connected to the warehouse
+ * (its first message); if not (no connection to be had, a second one
+ * refused), the caller reads the pull itself.  Once connected, the reader
+ * runs the statement: its failure there is the warehouse's answer to the
+ * pull, raised here with the reader's SQLSTATE and retried as the
+ * worker's own would be.
  */
 static bool
 reader_ready(ReadAhead *reader)
@@ -823,6 +835,9 @@ reader_ready(ReadAhead *reader)
 
 	if (!ReadAheadReceiveFirst(reader, &data, &len))
 		return false;
+	if (len != 1 || data[0] != READ_CONNECTED)
+		elog(ERROR, "reader sent a message of type %d before connecting", len ? data[0] : -1);
+	ReadAheadReceive(reader, &data, &len);
 	if (len != 1 || data[0] != READ_READY)
 		elog(ERROR, "reader sent a message of type %d before starting", len ? data[0] : -1);
 	return true;
@@ -885,6 +900,8 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	state.sink = sink;
 	state.ncols = pq_getmsgint(&desc, 4);
 	cursor_col = pq_getmsgint(&desc, 4);
+	cfg->on_bad_row = (BadRowPolicy) pq_getmsgint(&desc, 4);
+	cfg->cursor_kind = (CursorKind) pq_getmsgint(&desc, 4);
 	state.is_binary = palloc0(sizeof(bool) * state.ncols);
 	state.is_key = palloc0(sizeof(bool) * state.ncols);
 	state.is_masked = palloc0(sizeof(bool) * state.ncols);
@@ -899,9 +916,12 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	salt_len = pq_getmsgint(&desc, 4);
 	if (salt_len >= 0)
 	{
+		char	   *in_segment = unconstify(char *, pq_getmsgbytes(&desc, salt_len));
+
 		state.salt = palloc(VARHDRSZ + salt_len);
 		SET_VARSIZE(state.salt, VARHDRSZ + salt_len);
-		memcpy(VARDATA(state.salt), pq_getmsgbytes(&desc, salt_len), salt_len);
+		memcpy(VARDATA(state.salt), in_segment, salt_len);
+		explicit_bzero(in_segment, salt_len);	/* the segment outlives this need */
 	}
 	sql = pstrdup(pq_getmsgrawstring(&desc));
 	nparams = pq_getmsgint(&desc, 4);
@@ -915,10 +935,13 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	}
 	pq_getmsgend(&desc);
 
+	initStringInfo(&msg);
+	pq_sendbyte(&msg, READ_CONNECTED);
+	ReadAheadSend(sink, msg.data, msg.len);
 	stmt = OdbcAllocStatement(conn);
 	OdbcExecute(conn, stmt, sql, nparams, params);
 	begin_fetch(&state, conn, stmt, cursor_col);
-	initStringInfo(&msg);
+	resetStringInfo(&msg);
 	pq_sendbyte(&msg, READ_READY);
 	ReadAheadSend(sink, msg.data, msg.len);
 	initStringInfo(&state.plain);
@@ -1013,7 +1036,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		state.reader_bytes = result->bytes_pulled;
 		if (state.reader && !reader_ready(state.reader))
 		{
-			ReadAheadStop(state.reader);
+			ReadAheadStop(state.reader, false);
 			state.reader = NULL;	/* read here, as without a reader */
 		}
 	}
@@ -1106,7 +1129,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	{
 		if (state.sha)
 			pg_cryptohash_free(state.sha);
-		ReadAheadStop(state.reader);
+		ReadAheadStop(state.reader, state.eof);	/* at the end it exits alone */
 		feed = NULL;
 	}
 	PG_END_TRY();

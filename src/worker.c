@@ -156,6 +156,17 @@ worker_sigint(SIGNAL_ARGS)
 }
 
 /*
+ * Whether this process was cancelled or terminated (pg_cancel_backend,
+ * pg_terminate_backend, its caller stopping it), as opposed to a cancel
+ * that came of a timeout: a reader tells its cycle which it was.
+ */
+bool
+WorkerWasSignalled(void)
+{
+	return got_sigterm || got_sigint;
+}
+
+/*
  * Take a table's cycle lock until the end of the transaction, if no cycle
  * holds it: remove_table() must not pull a registration from under one.
  */

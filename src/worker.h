@@ -25,6 +25,7 @@ extern void WorkerDescribe(BackgroundWorker *bgw, const char *function, const ch
 extern void WorkerInitHelper(Oid database_id, Oid session_user_id, Oid user_id,
 							 int lock_timeout);
 extern OdbcConn *WorkerConnectWarehouse(TableConfig *cfg, MemoryContext cxt);
+extern bool WorkerWasSignalled(void);
 extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
 extern PGDLLEXPORT void treble_sync_chunk_worker_main(Datum main_arg);
 

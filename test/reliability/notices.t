@@ -8,31 +8,13 @@
 # Expects the clusters of .ci/clusters to be running and their env file
 # sourced (TS_* and PGHOST/PGPORT/PGUSER). Prints TAP.
 
-set -u
-
 DB=notices
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-q()   { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-whq() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@"; }
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 echo "1..3"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
-q <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION treble_sync;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER wh FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
-                   current_setting('treble_test.wh_odbc'));
-    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER wh OPTIONS (user %L, password %L)',
-                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
-END
-$$;
-SQL
+setup_db
 whq -c "DROP TABLE IF EXISTS slow_sends" \
     -c "CREATE TABLE slow_sends (id int PRIMARY KEY, synced_at timestamp)" \
     -c "INSERT INTO slow_sends VALUES (1, '2026-11-28')"
@@ -59,5 +41,4 @@ out=$(psql -X -At -d "$DB" -c "SELECT status FROM treble_sync.sync_table('slow_s
 wait
 if grep -q 'NOTICE' <<<"$out"; then nok "without the setting it stays quiet"; else ok "without the setting it stays quiet"; fi
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
-exit $((failed > 0))
+finish
