@@ -9,8 +9,9 @@
 # that an error raised in the reader (a NULL key) fails the cycle with the
 # reader's message and is not retried, that a NULL key under 'quarantine'
 # is set aside by the cycle's worker as without a reader, that with
-# read_ahead off no reader is started, and that a reader the warehouse
-# refuses a second connection leaves the load to the worker.
+# read_ahead off no reader is started, that a reader the warehouse
+# refuses a second connection leaves the load to the worker, and that the
+# reader's statement timing out is retried like the worker's own.
 #
 # Expects the clusters of .ci/clusters to be running and their env file
 # sourced (TS_* and PGHOST/PGPORT/PGUSER). Prints TAP.
@@ -36,7 +37,7 @@ reader_pid() {
     done
 }
 
-echo "1..13"
+echo "1..14"
 
 setup_db
 whq <<SQL
@@ -151,6 +152,23 @@ if [[ $row == "success 1" && $(q -c "$FP FROM ra_limit") == "$WH_FP" ]]; then
 else
     nok "a reader refused a connection leaves the load to the cycle's worker, in one attempt"
     echo "#   run: $row"
+fi
+
+# 14: the reader's statement timing out is the warehouse's error: retried,
+# as the worker's own would be. The warehouse table is locked for 3 s; the
+# pull's query_timeout is 1 s, the retries wait 0.5, 1 and 2 s.
+register ra_timeout ra_sends ", query_timeout => 1"
+whq -c "BEGIN" -c "LOCK TABLE ra_sends IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null &
+locker=$!
+sleep 0.3
+q -c "SELECT status FROM treble_sync.sync_table('ra_timeout')" >/dev/null 2>&1
+wait "$locker"
+row=$(q -c "SELECT status || ' ' || (attempts > 1) FROM treble_sync.runs WHERE table_name = 'ra_timeout' ORDER BY run_id DESC LIMIT 1")
+if [[ $row == "success true" && $(q -c "$FP FROM ra_timeout") == "$WH_FP" ]]; then
+    ok "a reader's statement timing out is retried, and the load then succeeds"
+else
+    nok "a reader's statement timing out is retried, and the load then succeeds"
+    diag "run: $row, $(q -c "SELECT error FROM treble_sync.runs WHERE table_name = 'ra_timeout' ORDER BY run_id DESC LIMIT 1")"
 fi
 
 finish
