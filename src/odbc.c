@@ -555,6 +555,24 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	if (!SQL_SUCCEEDED(rc))
 		conn->getdata_ext = 0;
 
+	/*
+	 * A PostgreSQL warehouse sends a timestamptz as text in its session's
+	 * time zone, and psqlODBC drops the offset when it fills a timestamp
+	 * structure: with the warehouse's own default zone (a role's or the
+	 * server's setting) the digits would be read here in the server
+	 * option's zone, hours off.  The session takes the option's zone, the
+	 * one treble_sync reads its timestamps in; zone-less timestamps do not
+	 * change with it.  The zone goes as a bound parameter.
+	 */
+	if (OdbcDriverIsPostgres(conn))
+	{
+		OdbcParam	zone = {ODBC_PARAM_TEXT, 0, OdbcServerTimezone(server)};
+		SQLHSTMT	stmt = OdbcAllocStatement(conn);
+
+		OdbcExecute(conn, stmt, "SELECT pg_catalog.set_config('TimeZone', ?, false)", 1, &zone);
+		OdbcFreeStatement(conn, stmt);
+	}
+
 	return conn;
 }
 

@@ -365,7 +365,32 @@ SQL
     [[ $W == mariadb ]] && values_at_their_limits
     [[ $W == sqlite ]] && missing_file
     [[ $W == clickhouse ]] && clickhouse_specifics
+    [[ $W == postgresql ]] && session_time_zone
     large_first_load
+}
+
+# A PostgreSQL warehouse whose login has a time zone of its own (Tokyo)
+# sends timestamptz as text in it, and psqlODBC drops the offset: the copy
+# must still hold the same instants, through a server in UTC and through
+# one in Tokyo.
+session_time_zone() {
+    wh <<SQL
+DROP TABLE IF EXISTS zoned;
+CREATE TABLE zoned (id int PRIMARY KEY, at timestamptz, synced_at timestamptz);
+INSERT INTO zoned VALUES (1, '2026-11-29 12:00:00.5+00', '2026-11-29 12:00:00+00');
+GRANT SELECT ON zoned TO $TS_WH_USER;
+ALTER ROLE $TS_WH_USER SET TimeZone = 'Asia/Tokyo';
+SQL
+    q -c "SELECT name FROM treble_sync.add_table('zoned', 'w', local_table => 'zoned_utc', name => 'zoned_utc')" \
+      -c "SELECT name FROM treble_sync.add_table('zoned', 'w_tokyo', local_table => 'zoned_tokyo', name => 'zoned_tokyo')" >/dev/null
+    q -c "SELECT treble_sync.sync_table('zoned_utc')" -c "SELECT treble_sync.sync_table('zoned_tokyo')" >/dev/null
+    wh <<<"INSERT INTO zoned VALUES (2, '2026-11-29 13:00:00+00', '2026-11-29 13:00:00+00');"
+    q -c "SELECT treble_sync.sync_table('zoned_utc')" -c "SELECT treble_sync.sync_table('zoned_tokyo')" >/dev/null
+    wh <<<"ALTER ROLE $TS_WH_USER RESET TimeZone;"
+    check "$W: a login in Tokyo: timestamptz lands as the same instant, through servers in UTC and in Tokyo" \
+        "1 2026-11-29 12:00:00.5+00 2026-11-29 12:00:00+00|2 2026-11-29 13:00:00+00 2026-11-29 13:00:00+00|1 2026-11-29 12:00:00.5+00 2026-11-29 12:00:00+00|2 2026-11-29 13:00:00+00 2026-11-29 13:00:00+00" \
+        "$(q -c "SET TimeZone = 'UTC'" -c "SELECT string_agg(id || ' ' || at || ' ' || synced_at, '|' ORDER BY c, id)
+                 FROM (SELECT 1 c, * FROM zoned_utc UNION ALL SELECT 2, * FROM zoned_tokyo) x")"
 }
 
 # ClickHouse as it really is: ReplacingMergeTree versions, microsecond
