@@ -8,25 +8,27 @@
  * A first load spends about half its time in the ODBC driver and in
  * turning values into COPY text, and half in COPY itself (parsing, heap,
  * indexes).  For a pull straight into an empty copy the cycle's worker
- * starts a reader: a background worker connected to the same database as
- * the same roles, which connects to the warehouse as the cycle does (the
- * registration's owner, its user mapping, the same checks), runs the
+ * starts a reader: a background worker connected to the same database,
+ * which becomes the registration's owner inside a security-restricted
+ * operation before it reads anything, connects to the warehouse as the
+ * cycle does (the owner's user mapping, the same checks), runs the
  * statement the cycle built, and sends its rows back as batches of COPY
  * text through a queue in dynamic shared memory.  The cycle's worker
  * copies each batch while the reader prepares the next.
  *
- * The reader writes nothing to the database, takes no lock past its
- * start, and runs no SQL of anyone's: it reads the registration and the
- * user mapping, then only the warehouse.  What it sends is checked and
- * written by the cycle's worker exactly as rows it had read itself.
+ * The reader writes nothing to the database and runs no SQL of anyone's:
+ * it reads the registration and the user mapping, then only the
+ * warehouse.  What it sends is checked and written by the cycle's worker
+ * exactly as rows it had read itself.
  *
  * Either side stopping stops the other: an error in the reader is kept
  * in the segment and raised by the cycle's worker when the queue closes;
- * the cycle's worker ending (error, cancel, exit) detaches the segment,
- * and the reader's next send fails, which ends it.  The cycle's worker
- * also terminates the reader on its way out, so a reader waiting on the
- * warehouse is cancelled at once.  With no worker slot free, there is no
- * reader and the cycle's worker reads the pull itself.
+ * the cycle's worker detaching the segment, whatever the reason (the end
+ * of the pull, an error, a cancel, its exit), terminates a reader that
+ * has not finished, through the segment's detach callback, and the
+ * reader's next send fails.  With no worker slot free, or no second
+ * warehouse connection to be had, the cycle's worker reads the pull
+ * itself.
  *
  *-------------------------------------------------------------------------
  */
@@ -197,11 +199,11 @@ receive(ReadAhead *reader, const char **data, Size *len)
 }
 
 /*
- * The reader's first message, which it sends once its statement runs on
- * the warehouse; false if it ended before, having failed to connect or to
- * run it (a second connection refused by a connection limit, say).  The
- * caller then reads the pull itself, and meets any lasting failure as its
- * own error, with its own retries; the reader's is only logged at DEBUG1.
+ * The reader's first message, which it sends once it is connected to the
+ * warehouse; false if it ended before (a second connection refused by a
+ * connection limit, say).  The caller then reads the pull itself, and
+ * meets any lasting failure as its own error, with its own retries; the
+ * reader's is only logged at DEBUG1.
  */
 bool
 ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *len)
