@@ -828,7 +828,7 @@ receive_batch(void)
  * worker's own would be.
  */
 static bool
-reader_ready(ReadAhead *reader)
+reader_ready(ReadAhead *reader, TableConfig *cfg)
 {
 	const char *data;
 	Size		len;
@@ -837,6 +837,8 @@ reader_ready(ReadAhead *reader)
 		return false;
 	if (len != 1 || data[0] != READ_CONNECTED)
 		elog(ERROR, "reader sent a message of type %d before connecting", len ? data[0] : -1);
+	ereport(DEBUG1,
+			(errmsg_internal("a reader of \"%s\" is connected to the warehouse", cfg->name)));
 	ReadAheadReceive(reader, &data, &len);
 	if (len != 1 || data[0] != READ_READY)
 		elog(ERROR, "reader sent a message of type %d before starting", len ? data[0] : -1);
@@ -1034,7 +1036,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		state.reader = ReadAheadStart(cfg, pull.data, pull.len);
 		state.reader_rows = result->rows_pulled;
 		state.reader_bytes = result->bytes_pulled;
-		if (state.reader && !reader_ready(state.reader))
+		if (state.reader && !reader_ready(state.reader, cfg))
 		{
 			ReadAheadStop(state.reader, false);
 			state.reader = NULL;	/* read here, as without a reader */

@@ -6,7 +6,8 @@
 #     work: add_table, sync_table, alter_table, verify, resync, remove_table;
 #   - a scheduler role (EXECUTE on sync_table and sync_all, member of the
 #     owner role, no mapping of its own) runs the owner's cycles, with the
-#     owner's mapping;
+#     owner's mapping, and so does the reader of a first load it starts
+#     (treble_sync.read_ahead, which any role may set);
 #   - a role that is not a member of the owner starts the owner's cycles
 #     only if the owner granted it SELECT, INSERT, UPDATE and DELETE on the
 #     copy (a scheduler without membership); the cycle still runs as the
@@ -37,7 +38,7 @@ map_reader postgres wh >/dev/null
 map_reader sec_own_a wh >/dev/null
 map_reader sec_own_b wh >/dev/null
 map_reader sec_own_stranger wh >/dev/null
-for t in sec_own_t1 sec_own_t2 sec_own_t3 sec_own_su; do
+for t in sec_own_t1 sec_own_t2 sec_own_t3 sec_own_t4 sec_own_su; do
     whq -c "DROP TABLE IF EXISTS $t" \
         -c "CREATE TABLE $t (id int PRIMARY KEY, v text, scheduled_at timestamp, synced_at timestamp)" \
         -c "INSERT INTO $t VALUES (1, 'a', '2026-11-27', '2026-11-28'), (2, 'b', '2026-11-27', '2026-11-28')"
@@ -61,6 +62,18 @@ whq -c "INSERT INTO sec_own_t1 VALUES (3, 'c', '2026-11-27', '2026-11-28 01:00')
 try sec_own_sched "SELECT status, rows_inserted FROM treble_sync.sync_table('sec_own_t1')"
 check "a scheduler that is a member of the owner runs the owner's cycle (with the owner's mapping)" "success|1" "$OUT"
 [[ $RC -ne 0 ]] && diag "$(head -n 2 <<<"$ERR")"
+
+# a first load it starts is read by a reader, which connects with the
+# owner's mapping too (the scheduler has none; a reader that could not
+# connect would leave the load to the worker, which the log would not say)
+as sec_own_a -c "$(reg sec_own_t4)" >/dev/null
+sq -c "ALTER DATABASE $DB SET log_min_messages = debug1" >/dev/null
+log_start=$(stat -c %s "$TS_DIR/dest.log")
+try sec_own_sched "SET treble_sync.read_ahead = on; SELECT status, rows_inserted FROM treble_sync.sync_table('sec_own_t4')"
+sq -c "ALTER DATABASE $DB RESET log_min_messages" >/dev/null
+check "a first load the scheduler starts succeeds" "success|2" "$OUT"
+check "its reader connected to the warehouse (with the owner's mapping: the scheduler has none)" 1 \
+    "$(tail -c +$((log_start + 1)) "$TS_DIR/dest.log" | grep -c 'a reader of "sec_own_t4" is connected to the warehouse')"
 
 # --- a stranger: SELECT on the copy is not enough to start its cycles
 sq -c "GRANT SELECT ON sec_own_t1 TO sec_own_stranger" >/dev/null
