@@ -144,9 +144,10 @@ wait_pulling() {
 
 # After the pull of worker $1, wait for the phase that follows it; prints
 # that phase, 'worker gone' if the worker ended first, or 'no progress row'
-# if the worker ran on for a second without showing any phase. (A statement
-# of the merge may take the progress slots over for a moment: CREATE INDEX
-# and ANALYZE report their own progress.)
+# if the worker ran on for 5 seconds without showing any phase but the
+# pull's. (A statement of the merge may take the progress slots over for a
+# moment: CREATE INDEX and ANALYZE report their own progress; and the
+# key-only window check pulls the keys that differ again in between.)
 wait_after_pull() {
     local phase
     phase=$(wait_for "SELECT CASE WHEN a.pid IS NULL THEN 'worker gone'
@@ -156,10 +157,11 @@ wait_after_pull() {
                       LEFT JOIN pg_stat_activity a ON a.pid = $1
                       LEFT JOIN treble_sync.progress p ON p.worker_pid = $1")
     if [[ $phase == 'no progress row' ]]; then
-        phase=$(wait_for "SELECT CASE WHEN a.pid IS NULL THEN 'worker gone' ELSE p.phase END
+        phase=$(wait_for "SELECT CASE WHEN a.pid IS NULL THEN 'worker gone'
+                                      WHEN p.phase <> 'pulling' THEN p.phase END
                           FROM (SELECT) d
                           LEFT JOIN pg_stat_activity a ON a.pid = $1
-                          LEFT JOIN treble_sync.progress p ON p.worker_pid = $1" 1)
+                          LEFT JOIN treble_sync.progress p ON p.worker_pid = $1" 5)
         phase=${phase:-no progress row}
     fi
     echo "$phase"
@@ -420,7 +422,7 @@ dest -c "ALTER SERVER $SERVER OPTIONS (SET max_retries '0')"
 change_batch
 before
 start_cycle
-prog=$(wait_pulling 1)
+prog=$(wait_pulling 10000)   # the delta: past the window's 3,000 keys
 IFS='|' read -r run_id rows_read wpid <<<"$prog"
 after_pull=$(wait_after_pull "${wpid:-0}")
 is "$after_pull" merging "c: the progress view shows the phase 'merging' after the pull"
@@ -444,7 +446,7 @@ converge "c"
 change_batch
 before
 start_cycle
-prog=$(wait_pulling 1)
+prog=$(wait_pulling 10000)   # the delta: past the window's 3,000 keys
 IFS='|' read -r run_id rows_read wpid <<<"$prog"
 after_pull=$(wait_after_pull "${wpid:-0}")
 [[ $after_pull == merging ]] && sleep 0.5
