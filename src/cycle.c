@@ -591,17 +591,22 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 					 LocalColumnList(cfg->columns, "s"));
 	if (copy_was_empty)
 		;						/* nothing to collide with: a plain insert */
-	else if (get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE)
-		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys);
-	/*
-	 * In key order, as the UPDATE: new keys mostly land at the index's end.
-	 * Not into an empty copy: the sort would be of a whole first load.
-	 */
-	if (!copy_was_empty)
+	else
+	{
+		bool		partitioned = get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE;
+
+		if (partitioned)
+			appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys);
+		/*
+		 * In key order, as the UPDATE: new keys mostly land at the index's
+		 * end.  (Not into an empty copy: that sort would be of a whole
+		 * first load.)
+		 */
 		appendStringInfo(&sql, " ORDER BY %s", LocalColumnList(cfg->key_columns, "s"));
-	if (!copy_was_empty && get_rel_relkind(cfg->local_relid) != RELKIND_PARTITIONED_TABLE)
-		appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING",
-						 LocalColumnList(cfg->key_columns, NULL));
+		if (!partitioned)
+			appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING",
+							 LocalColumnList(cfg->key_columns, NULL));
+	}
 	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
 }
 
@@ -655,12 +660,17 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 	const char *ev = quote_identifier(cfg->event_column);
 	Oid			types[3] = {TIMESTAMPOID, TIMESTAMPOID, InvalidOid};
 	Datum		values[3] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi), gone};
+	char	   *in_window;
 	char	   *sql;
 
+	/* a copy row of the window that no staged row of the window has */
+	in_window = psprintf("t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2"
+						 " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
+						 " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
+						 ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev);
 	if (gone != (Datum) 0)
 	{
 		ArrayType  *keys = DatumGetArrayTypeP(gone);
-		const char *k = quote_identifier(linitial(cfg->key_columns));
 
 		if (ArrayGetNItems(ARR_NDIM(keys), ARR_DIMS(keys)) == 0)
 		{
@@ -668,21 +678,15 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 			return;
 		}
 		types[2] = get_array_type(ARR_ELEMTYPE(keys));
-		sql = psprintf("DELETE FROM %s t WHERE t.%s %s ANY ($3)"
-					   " AND t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2"
-					   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
-					   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
-					   qlocal, k, LocalColumnOperator(cfg, linitial(cfg->key_columns), TYPECACHE_EQ_OPR),
-					   ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev);
+		sql = psprintf("DELETE FROM %s t WHERE t.%s %s ANY ($3) AND %s", qlocal,
+					   quote_identifier(linitial(cfg->key_columns)),
+					   LocalColumnOperator(cfg, linitial(cfg->key_columns), TYPECACHE_EQ_OPR),
+					   in_window);
 		result->rows_deleted = run_sql(sql, 3, types, values, SPI_OK_DELETE);
 	}
 	else
 	{
-		sql = psprintf("DELETE FROM %s t WHERE t.%s OPERATOR(pg_catalog.>=) $1"
-					   " AND t.%s OPERATOR(pg_catalog.<) $2"
-					   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
-					   " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)%s",
-					   qlocal, ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev,
+		sql = psprintf("DELETE FROM %s t WHERE %s%s", qlocal, in_window,
 					   by_keys ? psprintf(" AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %s)",
 										  LocalKeyJoin(cfg, "t", "w")) : "");
 		/* the copy's window, by its event index, against the staged rows and keys */
