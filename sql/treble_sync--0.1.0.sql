@@ -52,6 +52,9 @@ CREATE TABLE treble_sync.tables (
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
     load_cut      text,
+    -- bumped by every change of the registration (alter_table, rewind): a
+    -- cycle that finds it changed when it commits applies nothing
+    revision      bigint NOT NULL DEFAULT 1,
     owner         regrole NOT NULL DEFAULT current_user::regrole,
     created_at    timestamptz NOT NULL DEFAULT now(),
     -- versions of the copy (src/history.c): kept this long after they

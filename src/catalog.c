@@ -258,7 +258,7 @@ static const char *table_select =
 " ARRAY(SELECT k FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
 " ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
 " on_bad_row, max_bad_row_ratio, owner::pg_catalog.oid, hot_window_check,"
-" keep_history, history_table::pg_catalog.oid, history_from"
+" keep_history, history_table::pg_catalog.oid, history_from, revision"
 " FROM treble_sync.tables";
 
 /*
@@ -302,6 +302,7 @@ enum
 	Anum_select_keep_history,
 	Anum_select_history_table,
 	Anum_select_history_from,
+	Anum_select_revision,
 	Natts_select
 };
 
@@ -352,6 +353,7 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	cfg->history_relid = isnull ? InvalidOid : DatumGetObjectId(d);
 	d = SPI_getbinval(tup, desc, Anum_select_history_from, &isnull);
 	cfg->history_from = isnull ? DT_NOBEGIN : DatumGetTimestampTz(d);
+	cfg->revision = DatumGetInt64(SPI_getbinval(tup, desc, Anum_select_revision, &isnull));
 	{
 		List	   *names = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_remote_column_names, &isnull));
 		List	   *sigs = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_remote_column_signatures, &isnull));
@@ -617,6 +619,68 @@ CatalogSetWatermark(int32 table_id, const char *watermark)
 	catalog_write("UPDATE treble_sync.tables SET watermark = $2"
 				  " WHERE table_id OPERATOR(pg_catalog.=) $1",
 				  2, (Oid[]) {INT4OID, TEXTOID}, values, nulls, SPI_OK_UPDATE);
+}
+
+/*
+ * Mark a registration changed (rewind sets its watermark back): a cycle
+ * that read it before will not commit (CatalogLockRegistration).
+ */
+void
+CatalogBumpRevision(int32 table_id)
+{
+	Oid			type = INT4OID;
+	Datum		id = Int32GetDatum(table_id);
+
+	catalog_write("UPDATE treble_sync.tables SET revision = revision OPERATOR(pg_catalog.+) 1"
+				  " WHERE table_id OPERATOR(pg_catalog.=) $1", 1, &type, &id, NULL, SPI_OK_UPDATE);
+}
+
+/*
+ * In the transaction that records a cycle's outcome and watermark: lock
+ * the registration row until commit and error out if it is gone, or was
+ * changed since the cycle read it (its revision moved on).  alter_table,
+ * remove_table and rewind refuse to run beside a cycle (they take its
+ * cycle lock), so this only fires when the registration changed by a path
+ * that does not, such as a trigger on the copy calling alter_table inside
+ * the cycle: the cycle then applies nothing, and never commits a
+ * watermark computed under the old registration.  Once locked, a change
+ * that comes later waits for the cycle and is applied after it.
+ */
+void
+CatalogLockRegistration(TableConfig *cfg)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(cfg->table_id)};
+	bool		found;
+	int64		revision = 0;
+
+	SPI_connect();
+	catalog_exec("SELECT revision FROM treble_sync.tables"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1 FOR NO KEY UPDATE",
+				 1, types, values, NULL, SPI_OK_SELECT);
+	found = SPI_processed == 1;
+	if (found)
+	{
+		bool		isnull;
+
+		revision = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											   1, &isnull));
+	}
+	SPI_finish();
+	CatalogRestoreUser(saved);
+
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("table \"%s\" was unregistered while its cycle ran", cfg->name),
+				 errdetail("Nothing of the cycle was applied.")));
+	if (revision != cfg->revision)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("registration of \"%s\" changed while its cycle ran", cfg->name),
+				 errdetail("Nothing of the cycle was applied."),
+				 errhint("The next cycle runs with the new registration.")));
 }
 
 /*
@@ -1031,7 +1095,8 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 								   " max_delete_ratio = $18,"
 								   " mask = (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($19) c),"
 								   " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
-								   " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END"
+								   " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END,"
+								   " revision = revision OPERATOR(pg_catalog.+) 1"
 								   " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
 								   19, types, values, nulls, SPI_OK_UPDATE_RETURNING);
 }

@@ -48,6 +48,8 @@ extern int	CatalogFailStaleRuns(TableConfig *cfg);
 extern void CatalogFinishRun(int64 run_id, CycleResult *result);
 extern void CatalogFailRun(int64 run_id, const char *error);
 extern void CatalogSetWatermark(int32 table_id, const char *watermark);
+extern void CatalogBumpRevision(int32 table_id);
+extern void CatalogLockRegistration(TableConfig *cfg);
 extern void CatalogSetHistory(int32 table_id, Interval *keep, Oid history_relid,
 							  TimestampTz from);
 extern bool CatalogRunIsRunning(int64 run_id);

@@ -842,6 +842,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	SecurityRestore(&state);
 
 	CatalogSetWatermark(cfg->table_id, result.watermark_to);
+	CatalogBumpRevision(cfg->table_id);	/* a cycle that read the old one fails */
 	CatalogFinishRun(run_id, &result);
 	CatalogSetRunDetails(run_id, 1, NULL, NULL,
 						 psprintf("rewind to %s", timestamptz_to_str(to)));

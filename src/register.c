@@ -847,6 +847,28 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
+/*
+ * Take the table's cycle lock until the end of the transaction, or error
+ * out if a cycle of the table is running: a registration must not change
+ * (or go) under a cycle that read it, which would commit its watermark
+ * computed under the old one (the copy would keep values in clear after a
+ * new mask, say, and no later cycle would rewrite them).  Refused rather
+ * than waited for: a cycle can run for hours, and a caller waiting in a
+ * transaction would hold whatever it took before.  While the lock is held,
+ * a cycle that starts is logged 'skipped'.
+ */
+static void
+require_no_cycle(TableConfig *cfg, const char *function)
+{
+	if (!WorkerTryLockTable(cfg->table_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("a cycle of \"%s\" is running", cfg->name),
+				 errdetail("%s() does not change a registration while its cycle runs.", function),
+				 errhint("Wait for it to end, or cancel it: SELECT pg_cancel_backend(worker_pid) FROM treble_sync.progress WHERE table_name = %s;",
+						 quote_literal_cstr(cfg->name))));
+}
+
 /* A text option of alter_table: NULL keeps the value, '' clears it. */
 static char *
 text_option(FunctionCallInfo fcinfo, int arg, char *current)
@@ -898,6 +920,7 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	RecoveryRequirePrimary("alter_table()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	require_owner(cfg);
+	require_no_cycle(cfg, "alter_table");
 	before = *cfg;
 
 	if (!PG_ARGISNULL(1))
@@ -1011,12 +1034,7 @@ treble_sync_remove_table(PG_FUNCTION_ARGS)
 	relname = get_rel_name(cfg->local_relid);
 
 	require_owner(cfg);
-	if (!WorkerTryLockTable(cfg->table_id))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("a cycle of \"%s\" is running", cfg->name),
-				 errhint("Wait for it to end, or cancel it: SELECT pg_cancel_backend(worker_pid) FROM treble_sync.progress WHERE table_name = '%s';",
-						 cfg->name)));
+	require_no_cycle(cfg, "remove_table");
 	/* dropping the copy is DROP TABLE's own right: the table's ownership */
 	if (drop_local && relname != NULL &&
 		!pg_class_ownercheck(cfg->local_relid, GetUserId()))

@@ -141,6 +141,7 @@ typedef struct TableConfig
 	bool		enabled;
 	char	   *watermark;		/* NULL before the first successful cycle */
 	char	   *load_cut;		/* T of a chunked first load in progress */
+	int64		revision;		/* bumped by alter_table and rewind */
 	Interval   *keep_history;	/* NULL: no history (history.c) */
 	Oid			history_relid;	/* the history table, while keeping history */
 	TimestampTz history_from;	/* the cut history began at, or -infinity */

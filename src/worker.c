@@ -13,7 +13,8 @@
  *			mark runs left 'running' by a dead worker as failed; log a
  *			'running' row and commit it, so a crash leaves a trace;
  *	  tx 2: connect to the warehouse and run the cycle (cycle.c); record
- *			the outcome and the new watermark; commit;
+ *			the outcome and the new watermark, unless the registration
+ *			changed since tx 1 (CatalogLockRegistration); commit;
  *	  on error: abort tx 2 (nothing of it remains) and record the failure.
  *
  * Every transaction a worker starts first sets the statement start time,
@@ -1011,6 +1012,8 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		ChecksRun(cfg, &result);	/* a failing 'error' check fails the cycle */
 		CycleAnalyzeIfChanged(cfg, &result);
 		HistoryAfterCycle(cfg);		/* retention */
+		/* nothing computed under a registration changed since: see there */
+		CatalogLockRegistration(run_cfg);
 		CatalogFinishRun(slot->run_id, &result);
 		CatalogSetRunDetails(slot->run_id, attempt, CurrentAttempt->cut, result.drift,
 							 result.warnings);
