@@ -807,6 +807,13 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 				 errmsg("the cut to rewind to must not be NULL")));
 	to = PG_GETARG_TIMESTAMPTZ(1);
 	SecurityRequireManage(cfg->owner, cfg->name, "rewind");
+	if (!WorkerTryLockTable(cfg->table_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("a cycle of \"%s\" is running", cfg->name),
+				 errhint("Wait for it to end, then rewind.")));
+	/* read again under the lock: a cycle that just ended moved the watermark */
+	cfg = CatalogGetTableById(cfg->table_id);
 	require_history(cfg);
 	require_within(cfg, to, "rewind");
 	if (cfg->watermark == NULL || to >= cut_time(cfg, cfg->watermark))
@@ -815,11 +822,6 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 				 errmsg("cannot rewind \"%s\" to %s: it is not before the watermark", cfg->name,
 						timestamptz_to_str(to)),
 				 errdetail("The watermark is %s.", cfg->watermark ? cfg->watermark : "not set yet")));
-	if (!WorkerTryLockTable(cfg->table_id))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("a cycle of \"%s\" is running", cfg->name),
-				 errhint("Wait for it to end, then rewind.")));
 
 	memset(&result, 0, sizeof(result));
 	run_id = CatalogInsertRun(cfg, "running", GetUserId());

@@ -921,6 +921,8 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	require_owner(cfg);
 	require_no_cycle(cfg, "alter_table");
+	/* read again under the lock: a cycle that just ended may have changed it */
+	cfg = CatalogGetTableById(cfg->table_id);
 	before = *cfg;
 
 	if (!PG_ARGISNULL(1))
