@@ -655,6 +655,7 @@ CatalogLockRegistration(TableConfig *cfg)
 	bool		found;
 	int64		revision = 0;
 
+	Assert(IsTransactionState());
 	SPI_connect();
 	catalog_exec("SELECT revision FROM treble_sync.tables"
 				 " WHERE table_id OPERATOR(pg_catalog.=) $1 FOR NO KEY UPDATE",
