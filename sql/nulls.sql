@@ -143,7 +143,7 @@ BEGIN
                                       ELSE format('(%s => NULL)',
                                                   coalesce(nullif(p.proargnames[i + 1], ''), (i + 1)::text)) END;
             BEGIN
-                EXECUTE format('SELECT * FROM treble_sync.%I(%s)', p.proname, array_to_string(args, ', '));
+                EXECUTE format('SELECT treble_sync.%I(%s)', p.proname, array_to_string(args, ', '));
                 RAISE SQLSTATE 'RGOK0';
             EXCEPTION WHEN OTHERS THEN
                 state := SQLSTATE;
@@ -185,6 +185,8 @@ BEGIN
         $c$treble_sync.set_log_owner()$c$,
         $c$treble_sync.fdw_validator('{novalue}', 'pg_foreign_server'::regclass)$c$,
         $c$treble_sync.fdw_validator('{=x}', 'pg_foreign_server'::regclass)$c$,
+        $c$treble_sync.fdw_validator('{fetch_size}', 'pg_foreign_server'::regclass)$c$,
+        $c$treble_sync.fdw_validator('{timezone=}', 'pg_foreign_server'::regclass)$c$,
         $c$treble_sync.fdw_validator('{fetch_size=10,NULL}', 'pg_foreign_server'::regclass)$c$,
         $c$treble_sync.fdw_validator('{{fetch_size=10},{login_timeout=1}}', 'pg_foreign_server'::regclass)$c$,
         $c$treble_sync.fdw_validator('{fetch_size=99999999999999999999}', 'pg_foreign_server'::regclass)$c$,
@@ -214,7 +216,7 @@ BEGIN
     ] LOOP
         call := c;
         BEGIN
-            EXECUTE 'SELECT * FROM ' || c;
+            EXECUTE 'SELECT ' || c;
             RAISE SQLSTATE 'RGOK0';
         EXCEPTION WHEN OTHERS THEN
             state := SQLSTATE;
