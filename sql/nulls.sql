@@ -37,7 +37,7 @@ CREATE USER MAPPING FOR regress_null_owner SERVER wh OPTIONS (password_required 
 SET ROLE regress_null_owner;
 SELECT name, keep_history FROM treble_sync.add_table('null_sends', 'wh', key_columns => '{id}',
                                                      event_column => 'scheduled_at',
-                                                     keep_history => '1 day');
+                                                     keep_history => '100 years');
 SELECT name, keep_history FROM treble_sync.add_table('null_sends', 'wh', key_columns => '{id}',
                                                      event_column => 'scheduled_at',
                                                      name => 'null_plain', local_table => 'null_plain');
@@ -64,9 +64,9 @@ INSERT INTO null_valid VALUES
     ('after_run', 'retention', $$'1 day'$$),
     ('alter_table', 'name', $$'null_sends'$$),
     ('as_of', 'copy', $$NULL::public.null_sends$$),
-    ('as_of', 'cut', $$(SELECT history_from FROM treble_sync.tables WHERE name = 'null_sends')$$),
+    ('as_of', 'cut', $$now()$$),
     ('changes', 'copy', $$NULL::public.null_sends$$),
-    ('changes', 'from_cut', $$(SELECT history_from FROM treble_sync.tables WHERE name = 'null_sends')$$),
+    ('changes', 'from_cut', $$now()$$),
     ('changes', 'to_cut', $$now()$$),
     ('drop_check', 'check_id', $$1$$),
     ('fdw_validator', '1', $$'{fetch_size=10}'$$),
@@ -74,7 +74,7 @@ INSERT INTO null_valid VALUES
     ('freshness', 't', $$(SELECT t FROM treble_sync.tables t WHERE name = 'null_sends')$$),
     ('history_query', 'copy', $$'public.null_sends'::regtype$$),
     ('history_query', 'kind', $$'as_of'$$),
-    ('history_query', 'from_cut', $$(SELECT history_from FROM treble_sync.tables WHERE name = 'null_sends')$$),
+    ('history_query', 'from_cut', $$now()$$),
     ('history_query', 'to_cut', $$now()$$),
     ('incident', 't', $$(SELECT t FROM treble_sync.tables t WHERE name = 'null_sends')$$),
     ('incident', 'incident_kind', $$'failing'$$),
@@ -89,7 +89,8 @@ INSERT INTO null_valid VALUES
     ('require_primary', 'funcname', $$'nulls()'$$),
     ('resync', 'name', $$'null_sends'$$),
     ('rewind', 'name', $$'null_sends'$$),
-    ('rewind', 'to', $$(SELECT history_from FROM treble_sync.tables WHERE name = 'null_sends')$$),
+    ('rewind', 'to', $$(SELECT treble_sync.watermark_time(t) - interval '1 microsecond'
+                         FROM treble_sync.tables t WHERE name = 'null_sends')$$),
     ('run_checks', 'p_table_id', $$(SELECT table_id FROM treble_sync.tables WHERE name = 'null_sends')$$),
     ('run_checks', 'p_cut', $$'2026-11-29 00:00:00'$$),
     ('run_checks', 'p_changed', $$1$$),
@@ -243,6 +244,64 @@ SELECT * FROM null_calls();
 SELECT * FROM odd_calls();
 RESET SESSION AUTHORIZATION;
 
+-- A registration whose copy was dropped (it outlives its copy): every
+-- function that takes its name errors cleanly, none reaches for the
+-- missing relation.  The history table stays behind with the registration.
+SET ROLE regress_null_owner;
+SELECT name FROM treble_sync.add_table('null_sends', 'wh', key_columns => '{id}',
+                                       event_column => 'scheduled_at', keep_history => '100 years',
+                                       name => 'null_dropped', local_table => 'null_dropped');
+RESET ROLE;
+SELECT status FROM treble_sync.sync_table('null_dropped');
+DROP TABLE null_dropped;
+CREATE FUNCTION dropped_calls()
+RETURNS TABLE (call text, sqlstate text) LANGUAGE plpgsql AS $$
+DECLARE
+    c text;
+    state text;
+BEGIN
+    FOREACH c IN ARRAY ARRAY[
+        $c$treble_sync.sync_table('null_dropped')$c$,
+        $c$treble_sync.resync('null_dropped')$c$,
+        $c$treble_sync.verify('null_dropped')$c$,
+        $c$treble_sync.verify('null_dropped', repair => true)$c$,
+        $c$treble_sync.repair('null_dropped', '2026-11-28')$c$,
+        $c$treble_sync.rewind('null_dropped', (SELECT treble_sync.watermark_time(t) - interval '1 microsecond' FROM treble_sync.tables t WHERE name = 'null_dropped'))$c$,
+        $c$treble_sync.alter_table('null_dropped', enabled => false)$c$,
+        $c$treble_sync.alter_table('null_dropped', mask => '{"note": "sha256"}')$c$,
+        $c$treble_sync.alter_table('null_dropped', keep_history => '')$c$,
+        $c$treble_sync.alter_table('null_dropped', keep_history => '2 days')$c$,
+        $c$treble_sync.add_check('null_dropped', 'not_null', column_name => 'note')$c$,
+        $c$treble_sync.add_check('null_dropped', 'volume')$c$,
+        $c$treble_sync.add_check('null_sends', 'references', column_name => 'id', ref_table => 'null_dropped_history', ref_column => 'id')$c$,
+        $c$treble_sync.history_query('null_dropped_history', 'as_of', now(), now())$c$,
+        $c$treble_sync.remove_table('null_dropped', drop_local => true)$c$,
+        $c$treble_sync.remove_table('null_dropped')$c$
+    ] LOOP
+        call := c;
+        BEGIN
+            EXECUTE 'SELECT ' || c;
+            RAISE SQLSTATE 'RGOK0';
+        EXCEPTION WHEN OTHERS THEN
+            state := SQLSTATE;
+        END;
+        sqlstate := CASE WHEN state = 'RGOK0' THEN 'ok' ELSE state END;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+SELECT * FROM dropped_calls();
+SET SESSION AUTHORIZATION regress_null_owner;
+SELECT * FROM dropped_calls();
+RESET SESSION AUTHORIZATION;
+
+-- rewind writes the copy as the registration's owner: not a copy that
+-- changed hands (its new owner's triggers would run as the old owner)
+ALTER TABLE null_sends OWNER TO regress_null_nobody;
+SELECT treble_sync.rewind('null_sends', (SELECT treble_sync.watermark_time(t) - interval '1 microsecond'
+                                         FROM treble_sync.tables t WHERE name = 'null_sends'));
+ALTER TABLE null_sends OWNER TO regress_null_owner;
+
 -- a trigger of an unrelated table refuses the wrong kind of firing, and
 -- does nothing on a table that is no copy
 CREATE TABLE null_other (id integer);
@@ -267,7 +326,9 @@ SELECT count(*) AS checks FROM treble_sync.checks;
 
 SELECT treble_sync.remove_table('null_sends', drop_local => true);
 SELECT treble_sync.remove_table('null_plain', drop_local => true);
-DROP FUNCTION null_calls(), odd_calls();
+SELECT treble_sync.remove_table('null_dropped');
+DROP TABLE null_dropped_history;
+DROP FUNCTION null_calls(), odd_calls(), dropped_calls();
 DROP TABLE null_valid, null_gone_ids;
 DROP OWNED BY regress_null_owner, regress_null_nobody;
 DROP ROLE regress_null_owner, regress_null_nobody;

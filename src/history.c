@@ -846,6 +846,8 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 				 errmsg("the cut to rewind to must not be NULL")));
 	to = PG_GETARG_TIMESTAMPTZ(1);
 	SecurityRequireManage(cfg->owner, cfg->name, "rewind");
+	/* it writes the copy as the owner: the copy must be there, and the owner's */
+	SecurityCheckCopyOwner(cfg);
 	require_history(cfg);
 	require_within(cfg, to, "rewind");
 	if (cfg->watermark == NULL || to >= cut_time(cfg, cfg->watermark))
