@@ -294,6 +294,9 @@ SELECT * FROM dropped_calls();
 SET SESSION AUTHORIZATION regress_null_owner;
 SELECT * FROM dropped_calls();
 RESET SESSION AUTHORIZATION;
+-- history is not turned on for a copy that is not there
+SELECT keep_history FROM treble_sync.alter_table('null_dropped', keep_history => '');
+SELECT keep_history FROM treble_sync.alter_table('null_dropped', keep_history => '2 days');
 
 -- rewind writes the copy as the registration's owner: not a copy that
 -- changed hands (its new owner's triggers would run as the old owner)

@@ -129,7 +129,14 @@ static char *
 history_name(TableConfig *cfg)
 {
 	char	   *relname = get_rel_name(cfg->local_relid);
-	char	   *name = psprintf("%s_history", relname);
+	char	   *name;
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the local table of \"%s\" no longer exists", cfg->name),
+				 errhint("Register the table again with treble_sync.add_table().")));
+	name = psprintf("%s_history", relname);
 
 	if (strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
