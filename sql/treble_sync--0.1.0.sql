@@ -490,6 +490,13 @@ CREATE FUNCTION treble_sync.schedule_all(cron text, server name DEFAULT NULL)
 RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_primary('schedule_all()');
+    -- not STRICT: a NULL server is every server; a NULL cron is an error
+    -- here rather than pg_cron's internal one
+    IF cron IS NULL THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'null_value_not_allowed',
+            MESSAGE = 'cron must not be NULL';
+    END IF;
     PERFORM treble_sync.require_pg_cron();
     RETURN cron.schedule('treble_sync: ' OPERATOR(pg_catalog.||) coalesce('all ' OPERATOR(pg_catalog.||) server, 'all'),
                          cron, pg_catalog.format('SELECT treble_sync.sync_all(%L)', server));
