@@ -689,6 +689,7 @@ treble_sync_history_query(PG_FUNCTION_ARGS)
 				 errhint("Pass a NULL of the copy's row type, such as NULL::public.fact_campaign_sends.")));
 	cfg = CatalogGetTable(name, false);
 	require_history(cfg);
+	Assert(OidIsValid(cfg->history_relid) && cfg->keep_history != NULL);
 	acl = pg_class_aclcheck(cfg->local_relid, GetUserId(), ACL_SELECT);
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_TABLE, get_rel_name(cfg->local_relid));
@@ -856,6 +857,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	/* it writes the copy as the owner: the copy must be there, and the owner's */
 	SecurityCheckCopyOwner(cfg);
 	require_history(cfg);
+	Assert(OidIsValid(cfg->history_relid) && cfg->keep_history != NULL);
 	require_within(cfg, to, "rewind");
 	if (cfg->watermark == NULL || to >= cut_time(cfg, cfg->watermark))
 		ereport(ERROR,
