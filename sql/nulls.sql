@@ -9,8 +9,9 @@
 -- before it given valid values (a registered table that keeps history, its
 -- copy's row type, a cut inside its history), the optional ones after it
 -- left to their defaults.  Each call runs in a subtransaction that is
--- rolled back afterwards (a call that returns raises RGOK0), so a call
--- that succeeds changes nothing but what a worker commits on its own.
+-- rolled back afterwards (try_call raises RGOK0 after a call that
+-- returns), so a call that succeeds changes nothing but what a worker
+-- commits on its own.
 -- Only the SQLSTATE of each call is printed.  Three callers: a login role
 -- with no grant (PUBLIC's rights), an admin that owns the registration,
 -- and a superuser, which passes every permission check and reaches the
@@ -102,9 +103,20 @@ INSERT INTO null_valid VALUES
     ('verify', 'name', $$'null_sends'$$),
     ('watermark_time', 't', $$(SELECT t FROM treble_sync.tables t WHERE name = 'null_sends')$$);
 
+-- The SQLSTATE of one call ('ok' if it returned), in a subtransaction
+-- that is rolled back either way.
+CREATE FUNCTION try_call(query text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE query;
+    RAISE SQLSTATE 'RGOK0';
+EXCEPTION WHEN OTHERS THEN
+    RETURN CASE WHEN SQLSTATE = 'RGOK0' THEN 'ok' ELSE SQLSTATE END;
+END
+$$;
+
 -- Every function of the schema, with NULL in each argument position in
--- turn; the SQLSTATE of each call ('ok' if it returned).  Trigger
--- functions are called directly once each (they must refuse).
+-- turn.  Trigger functions are called directly once each (they must
+-- refuse).
 CREATE FUNCTION null_calls()
 RETURNS TABLE (call text, sqlstate text) LANGUAGE plpgsql AS $$
 DECLARE
@@ -113,7 +125,6 @@ DECLARE
     expr text;
     argname text;
     required integer;
-    state text;
 BEGIN
     FOR p IN SELECT f.oid, f.proname, f.pronargs, f.pronargdefaults, f.proargnames,
                     string_to_array(f.proargtypes::text, ' ')::oid[] AS types, f.prorettype
@@ -143,13 +154,8 @@ BEGIN
             call := p.proname || CASE WHEN p.pronargs = 0 THEN '()'
                                       ELSE format('(%s => NULL)',
                                                   coalesce(nullif(p.proargnames[i + 1], ''), (i + 1)::text)) END;
-            BEGIN
-                EXECUTE format('SELECT treble_sync.%I(%s)', p.proname, array_to_string(args, ', '));
-                RAISE SQLSTATE 'RGOK0';
-            EXCEPTION WHEN OTHERS THEN
-                state := SQLSTATE;
-            END;
-            sqlstate := CASE WHEN state = 'RGOK0' THEN 'ok' ELSE state END;
+            sqlstate := try_call(format('SELECT treble_sync.%I(%s)', p.proname,
+                                        array_to_string(args, ', ')));
             RETURN NEXT;
         END LOOP;
     END LOOP;
@@ -163,12 +169,8 @@ CREATE TABLE null_gone_ids AS SELECT 'null_gone'::regclass::oid AS rel, 'null_go
 GRANT SELECT ON null_gone_ids TO PUBLIC;
 DROP TABLE null_gone;
 CREATE FUNCTION odd_calls()
-RETURNS TABLE (call text, sqlstate text) LANGUAGE plpgsql AS $$
-DECLARE
-    c text;
-    state text;
-BEGIN
-    FOREACH c IN ARRAY ARRAY[
+RETURNS TABLE (call text, sqlstate text) LANGUAGE sql AS $$
+    SELECT c, try_call('SELECT ' || c) FROM unnest(ARRAY[
         $c$treble_sync.history_query(0, 'as_of', now(), now())$c$,
         $c$treble_sync.history_query('int4', 'as_of', now(), now())$c$,
         $c$treble_sync.history_query('public.regress_wh', 'as_of', now(), now())$c$,
@@ -214,18 +216,7 @@ BEGIN
         $c$treble_sync.add_table('null_sends', 'wh', column_types => '{"note": null}', name => 'null_again')$c$,
         $c$treble_sync.drop_check(-1)$c$,
         $c$treble_sync.sync_all('')$c$
-    ] LOOP
-        call := c;
-        BEGIN
-            EXECUTE 'SELECT ' || c;
-            RAISE SQLSTATE 'RGOK0';
-        EXCEPTION WHEN OTHERS THEN
-            state := SQLSTATE;
-        END;
-        sqlstate := CASE WHEN state = 'RGOK0' THEN 'ok' ELSE state END;
-        RETURN NEXT;
-    END LOOP;
-END
+    ]) WITH ORDINALITY AS u(c, n) ORDER BY n
 $$;
 
 -- as a superuser
@@ -255,12 +246,8 @@ RESET ROLE;
 SELECT status FROM treble_sync.sync_table('null_dropped');
 DROP TABLE null_dropped;
 CREATE FUNCTION dropped_calls()
-RETURNS TABLE (call text, sqlstate text) LANGUAGE plpgsql AS $$
-DECLARE
-    c text;
-    state text;
-BEGIN
-    FOREACH c IN ARRAY ARRAY[
+RETURNS TABLE (call text, sqlstate text) LANGUAGE sql AS $$
+    SELECT c, try_call('SELECT ' || c) FROM unnest(ARRAY[
         $c$treble_sync.sync_table('null_dropped')$c$,
         $c$treble_sync.resync('null_dropped')$c$,
         $c$treble_sync.verify('null_dropped')$c$,
@@ -277,18 +264,7 @@ BEGIN
         $c$treble_sync.history_query('null_dropped_history', 'as_of', now(), now())$c$,
         $c$treble_sync.remove_table('null_dropped', drop_local => true)$c$,
         $c$treble_sync.remove_table('null_dropped')$c$
-    ] LOOP
-        call := c;
-        BEGIN
-            EXECUTE 'SELECT ' || c;
-            RAISE SQLSTATE 'RGOK0';
-        EXCEPTION WHEN OTHERS THEN
-            state := SQLSTATE;
-        END;
-        sqlstate := CASE WHEN state = 'RGOK0' THEN 'ok' ELSE state END;
-        RETURN NEXT;
-    END LOOP;
-END
+    ]) WITH ORDINALITY AS u(c, n) ORDER BY n
 $$;
 SELECT * FROM dropped_calls();
 SET SESSION AUTHORIZATION regress_null_owner;
@@ -331,7 +307,7 @@ SELECT treble_sync.remove_table('null_sends', drop_local => true);
 SELECT treble_sync.remove_table('null_plain', drop_local => true);
 SELECT treble_sync.remove_table('null_dropped');
 DROP TABLE null_dropped_history;
-DROP FUNCTION null_calls(), odd_calls(), dropped_calls();
+DROP FUNCTION null_calls(), odd_calls(), dropped_calls(), try_call(text);
 DROP TABLE null_valid, null_gone_ids;
 DROP OWNED BY regress_null_owner, regress_null_nobody;
 DROP ROLE regress_null_owner, regress_null_nobody;
