@@ -214,6 +214,10 @@ RETURNS TABLE (call text, sqlstate text) LANGUAGE sql AS $$
         $c$treble_sync.add_table('null_sends', 'wh', columns => '{id,NULL}', name => 'null_again')$c$,
         $c$treble_sync.add_table('null_sends', 'wh', mask => 'null', name => 'null_again')$c$,
         $c$treble_sync.add_table('null_sends', 'wh', column_types => '{"note": null}', name => 'null_again')$c$,
+        $c$treble_sync.may_read_log(0, 'null_sends', true)$c$,
+        $c$treble_sync.may_read_log(4294967295, 'null_sends', false)$c$,
+        $c$treble_sync.watermark_time(jsonb_populate_record(NULL::treble_sync.tables, '{"cursor_kind": "timestamp", "watermark": "x", "server_name": "nowhere"}'))$c$,
+        $c$treble_sync.freshness(jsonb_populate_record(NULL::treble_sync.tables, '{"cursor_kind": "integer", "watermark": "x", "name": "nowhere"}'))$c$,
         $c$treble_sync.drop_check(-1)$c$,
         $c$treble_sync.sync_all('')$c$
     ]) WITH ORDINALITY AS u(c, n) ORDER BY n
