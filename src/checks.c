@@ -181,20 +181,21 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 		if (strcmp(kind, "references") == 0)
 		{
 			Oid			ref;
+			char		relkind;
 
 			if (PG_ARGISNULL(8) || PG_ARGISNULL(9))
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("a references check needs ref_table and ref_column")));
 			ref = PG_GETARG_OID(8);
-			if (get_rel_name(ref) == NULL)
+			/* a regclass may hold any OID: of nothing, or of an index */
+			relkind = get_rel_relkind(ref);
+			if (relkind == '\0')
 				ereport(ERROR,
 						(errcode(ERRCODE_UNDEFINED_TABLE),
 						 errmsg("relation with OID %u does not exist", ref)));
-			if (!RELKIND_HAS_TABLE_AM(get_rel_relkind(ref)) &&
-				get_rel_relkind(ref) != RELKIND_VIEW &&
-				get_rel_relkind(ref) != RELKIND_FOREIGN_TABLE &&
-				get_rel_relkind(ref) != RELKIND_PARTITIONED_TABLE)
+			if (!RELKIND_HAS_TABLE_AM(relkind) && relkind != RELKIND_VIEW &&
+				relkind != RELKIND_FOREIGN_TABLE && relkind != RELKIND_PARTITIONED_TABLE)
 				ereport(ERROR,
 						(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 						 errmsg("ref_table %s is not a table, view or foreign table", get_rel_name(ref))));
