@@ -303,7 +303,7 @@ COMMENT ON FUNCTION treble_sync.alter_table IS
 CREATE FUNCTION treble_sync.remove_table(name text, drop_local boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'treble_sync_remove_table'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION treble_sync.remove_table IS
     'unregister a table (its run log stays); with drop_local, drop the local copy too';
 
@@ -473,7 +473,7 @@ END
 $$;
 
 CREATE FUNCTION treble_sync.schedule(name text, cron text)
-RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS bigint LANGUAGE plpgsql STRICT SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_primary('schedule()');
     PERFORM treble_sync.require_pg_cron();
@@ -493,6 +493,13 @@ CREATE FUNCTION treble_sync.schedule_all(cron text, server name DEFAULT NULL)
 RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_primary('schedule_all()');
+    -- not STRICT: a NULL server is every server; a NULL cron is an error
+    -- here rather than pg_cron's internal one
+    IF cron IS NULL THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'null_value_not_allowed',
+            MESSAGE = 'cron must not be NULL';
+    END IF;
     PERFORM treble_sync.require_pg_cron();
     RETURN cron.schedule('treble_sync: ' OPERATOR(pg_catalog.||) coalesce('all ' OPERATOR(pg_catalog.||) server, 'all'),
                          cron, pg_catalog.format('SELECT treble_sync.sync_all(%L)', server));
@@ -502,7 +509,7 @@ COMMENT ON FUNCTION treble_sync.schedule_all IS
     'run sync_all() (of one server) on a pg_cron schedule; returns the job id';
 
 CREATE FUNCTION treble_sync.unschedule(name text)
-RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS boolean LANGUAGE plpgsql STRICT SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_primary('unschedule()');
     PERFORM treble_sync.require_pg_cron();

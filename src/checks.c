@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -180,12 +181,24 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 		if (strcmp(kind, "references") == 0)
 		{
 			Oid			ref;
+			char		relkind;
 
 			if (PG_ARGISNULL(8) || PG_ARGISNULL(9))
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("a references check needs ref_table and ref_column")));
 			ref = PG_GETARG_OID(8);
+			/* a regclass may hold any OID: of nothing, or of an index */
+			relkind = get_rel_relkind(ref);
+			if (relkind == '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_TABLE),
+						 errmsg("relation with OID %u does not exist", ref)));
+			if (!RELKIND_HAS_TABLE_AM(relkind) && relkind != RELKIND_VIEW &&
+				relkind != RELKIND_FOREIGN_TABLE && relkind != RELKIND_PARTITIONED_TABLE)
+				ereport(ERROR,
+						(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						 errmsg("ref_table %s is not a table, view or foreign table", get_rel_name(ref))));
 			if (get_attnum(ref, text_to_cstring(PG_GETARG_TEXT_PP(9))) == InvalidAttrNumber)
 				ereport(ERROR,
 						(errcode(ERRCODE_UNDEFINED_COLUMN),
@@ -229,16 +242,21 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(CatalogInsertCheck(cfg->table_id, kind, columns, settings, severity));
 }
 
-/* drop_check(check_id): remove a check of a table the caller owns. */
+/*
+ * drop_check(check_id): remove a check of a table the caller owns.  STRICT:
+ * drop_check(NULL) drops nothing and returns NULL.
+ */
 PG_FUNCTION_INFO_V1(treble_sync_drop_check);
 
 Datum
 treble_sync_drop_check(PG_FUNCTION_ARGS)
 {
-	int64		check_id = PG_GETARG_INT64(0);
+	int64		check_id;
 	Oid			owner;
 	char	   *name;
 
+	Assert(!PG_ARGISNULL(0));
+	check_id = PG_GETARG_INT64(0);
 	RecoveryRequirePrimary("drop_check()");
 	if (!CatalogCheckTable(check_id, &owner, &name))
 		PG_RETURN_BOOL(false);

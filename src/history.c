@@ -38,6 +38,7 @@
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -128,7 +129,14 @@ static char *
 history_name(TableConfig *cfg)
 {
 	char	   *relname = get_rel_name(cfg->local_relid);
-	char	   *name = psprintf("%s_history", relname);
+	char	   *name;
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the local table of \"%s\" no longer exists", cfg->name),
+				 errhint("Register the table again with treble_sync.add_table().")));
+	name = psprintf("%s_history", relname);
 
 	if (strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
@@ -526,6 +534,7 @@ treble_sync_history_capture(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 
 	rel = trig->tg_relation;
+	Assert(rel != NULL);
 	truncate = TRIGGER_FIRED_BY_TRUNCATE(trig->tg_event);
 	n_old = trig->tg_oldtable ? tuplestore_tuple_count(trig->tg_oldtable) : 0;
 	n_new = trig->tg_newtable ? tuplestore_tuple_count(trig->tg_newtable) : 0;
@@ -619,23 +628,60 @@ valid_at(const char *h, int param)
  * the caller's session, with the caller's privileges, after checking that
  * the type is the row type of a copy that keeps history, that the caller
  * may read the copy, and that the history reaches back to the cuts.
+ *
+ * Any role may call it (as_of() and changes() are PUBLIC's), directly and
+ * with any argument: CALLED ON NULL INPUT so that a NULL cut is an error
+ * that says so rather than an empty answer, every argument is checked for
+ * NULL before it is read, and a type that is no copy's row type (0, int4,
+ * a dropped table's) is an error before anything else is looked at.
  */
 PG_FUNCTION_INFO_V1(treble_sync_history_query);
 
 Datum
 treble_sync_history_query(PG_FUNCTION_ARGS)
 {
-	Oid			type = PG_GETARG_OID(0);
-	char	   *kind = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	Oid			relid = get_typ_typrelid(type);
-	char	   *name = OidIsValid(relid) ? CatalogTableUsingLocal(relid) : NULL;
+	Oid			type;
+	char	   *kind;
+	bool		as_of;
+	Oid			relid;
+	char	   *name;
 	TableConfig *cfg;
 	AclResult	acl;
+	TimestampTz from_cut;
+	TimestampTz to_cut;
 	char	   *hist;
 	char	   *copy_type;
 	char	   *keys;
 	char	   *sql;
 
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("copy must not be NULL"),
+				 errhint("Pass the row type of a copy, such as 'public.fact_campaign_sends'::regtype.")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kind must not be NULL"),
+				 errhint("Pass 'as_of' or 'changes'.")));
+	type = PG_GETARG_OID(0);
+	if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(type)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("type with OID %u does not exist", type),
+				 errhint("Pass a NULL of the copy's row type, such as NULL::public.fact_campaign_sends.")));
+	kind = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (strcmp(kind, "as_of") == 0)
+		as_of = true;
+	else if (strcmp(kind, "changes") == 0)
+		as_of = false;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kind must be 'as_of' or 'changes'")));
+
+	relid = get_typ_typrelid(type);
+	name = OidIsValid(relid) ? CatalogTableUsingLocal(relid) : NULL;
 	if (name == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -643,6 +689,7 @@ treble_sync_history_query(PG_FUNCTION_ARGS)
 				 errhint("Pass a NULL of the copy's row type, such as NULL::public.fact_campaign_sends.")));
 	cfg = CatalogGetTable(name, false);
 	require_history(cfg);
+	Assert(OidIsValid(cfg->history_relid) && cfg->keep_history != NULL);
 	acl = pg_class_aclcheck(cfg->local_relid, GetUserId(), ACL_SELECT);
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_TABLE, get_rel_name(cfg->local_relid));
@@ -650,18 +697,18 @@ treble_sync_history_query(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the cuts of %s must not be NULL", kind)));
-	require_within(cfg, PG_GETARG_TIMESTAMPTZ(2), strcmp(kind, "as_of") == 0 ? "as_of" : "changes");
-	if (PG_GETARG_TIMESTAMPTZ(3) < PG_GETARG_TIMESTAMPTZ(2))
+	from_cut = PG_GETARG_TIMESTAMPTZ(2);
+	to_cut = PG_GETARG_TIMESTAMPTZ(3);
+	require_within(cfg, from_cut, kind);
+	if (to_cut < from_cut)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("changes of \"%s\" must go from an earlier cut to a later one", cfg->name)));
 
 	hist = LocalTableName(cfg->history_relid);
-	if (strcmp(kind, "as_of") == 0)
+	if (as_of)
 		PG_RETURN_TEXT_P(cstring_to_text(psprintf("SELECT %s FROM %s h WHERE %s",
 												  row_of_copy(cfg, "h"), hist, valid_at("h", 1))));
-	if (strcmp(kind, "changes") != 0)
-		elog(ERROR, "unknown history query \"%s\"", kind);
 
 	/*
 	 * The keys with a version opened or closed between the cuts, each
@@ -814,7 +861,10 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 				 errhint("Wait for it to end, then rewind.")));
 	/* read again under the lock: a cycle that just ended moved the watermark */
 	cfg = CatalogGetTableById(cfg->table_id);
+	/* it writes the copy as the owner: the copy must be there, and the owner's */
+	SecurityCheckCopyOwner(cfg);
 	require_history(cfg);
+	Assert(OidIsValid(cfg->history_relid) && cfg->keep_history != NULL);
 	require_within(cfg, to, "rewind");
 	if (cfg->watermark == NULL || to >= cut_time(cfg, cfg->watermark))
 		ereport(ERROR,

@@ -26,12 +26,22 @@
 #include "localsql.h"
 #include "schema.h"
 
-/* A local table's name, schema-qualified and quoted. */
+/*
+ * A local table's name, schema-qualified and quoted.  A registration
+ * outlives its copy (and a copy its history table): a relation dropped
+ * since is an error here, not a NULL name quoted.
+ */
 char *
 LocalTableName(Oid relid)
 {
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
+	char	   *relname = get_rel_name(relid);
+	char	   *nspname = relname ? get_namespace_name(get_rel_namespace(relid)) : NULL;
+
+	if (relname == NULL || nspname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	return quote_qualified_identifier(nspname, relname);
 }
 
 /* "a"."b" list of local column names, each prefixed with alias. */

@@ -1182,18 +1182,27 @@ validate_option_value(DefElem *def)
  * Validate the options of a server or user mapping of the wrapper (the
  * wrapper itself takes none).  A server created or changed by a role that
  * is not a superuser is vetted here as well as at every connect.
+ *
+ * Any role may call it directly, with any input: an element without "=",
+ * an empty name or a context that is no catalog's (0 included) is an
+ * unknown option, a NULL element is refused by untransformRelOptions(), an
+ * option with no value by defGetString().  It only checks: it connects to
+ * nothing and changes nothing.
  */
 PG_FUNCTION_INFO_V1(treble_sync_fdw_validator);
 
 Datum
 treble_sync_fdw_validator(PG_FUNCTION_ARGS)
 {
-	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
-	Oid			context = PG_GETARG_OID(1);
+	List	   *options;
+	Oid			context;
 	ListCell   *lc;
 	const char *connstr = NULL;
 	const char *dsn = NULL;
 
+	Assert(!PG_ARGISNULL(0) && !PG_ARGISNULL(1));	/* STRICT */
+	options = untransformRelOptions(PG_GETARG_DATUM(0));
+	context = PG_GETARG_OID(1);
 	foreach(lc, options)
 	{
 		DefElem    *def = lfirst(lc);

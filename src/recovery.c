@@ -46,13 +46,14 @@ RecoveryRequirePrimary(const char *funcname)
  * require_primary(funcname): the same check for the entry points written
  * in PL/pgSQL (schedule(), schedule_all(), unschedule()).  It only tells
  * whether the server is in recovery, which pg_is_in_recovery() tells
- * anyone anyway.
+ * anyone anyway.  STRICT: require_primary(NULL) checks nothing.
  */
 PG_FUNCTION_INFO_V1(treble_sync_require_primary);
 
 Datum
 treble_sync_require_primary(PG_FUNCTION_ARGS)
 {
+	Assert(!PG_ARGISNULL(0));	/* STRICT */
 	RecoveryRequirePrimary(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	PG_RETURN_VOID();
 }

@@ -1020,7 +1020,8 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 /*
  * remove_table(name, drop_local): unregister a table.  Its run log stays;
  * with drop_local the local table is dropped too (RESTRICT: views on it
- * make that an error, and nothing is removed).
+ * make that an error, and nothing is removed).  A NULL name or drop_local
+ * is an error, not a silent no-op: the caller meant to remove something.
  */
 PG_FUNCTION_INFO_V1(treble_sync_remove_table);
 
@@ -1028,11 +1029,16 @@ Datum
 treble_sync_remove_table(PG_FUNCTION_ARGS)
 {
 	TableConfig *cfg;
-	bool		drop_local = PG_GETARG_BOOL(1);
+	bool		drop_local;
 	char	   *relname;
 
 	RecoveryRequirePrimary("remove_table()");
-	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("drop_local must not be NULL")));
+	drop_local = PG_GETARG_BOOL(1);
+	cfg = CatalogGetTableArg(fcinfo, 0);
 	relname = get_rel_name(cfg->local_relid);
 
 	require_owner(cfg);

@@ -60,13 +60,14 @@ run_named(const char *name, const char *funcname, const char *action, bool full)
 
 /*
  * sync_table(name): run one cycle of a registered table and return its
- * run-log row.
+ * run-log row.  STRICT: sync_table(NULL) runs nothing and returns NULL.
  */
 PG_FUNCTION_INFO_V1(treble_sync_sync_table);
 
 Datum
 treble_sync_sync_table(PG_FUNCTION_ARGS)
 {
+	Assert(!PG_ARGISNULL(0));
 	PG_RETURN_DATUM(run_named(text_to_cstring(PG_GETARG_TEXT_PP(0)), "sync_table()", "sync",
 							  false));
 }
@@ -74,13 +75,14 @@ treble_sync_sync_table(PG_FUNCTION_ARGS)
 /*
  * resync(name): pull the whole table again (up to a fresh cut) and make
  * the copy equal to it in one transaction; readers see the old rows until
- * it commits.  Returns the run-log row.
+ * it commits.  Returns the run-log row.  STRICT, as sync_table().
  */
 PG_FUNCTION_INFO_V1(treble_sync_resync);
 
 Datum
 treble_sync_resync(PG_FUNCTION_ARGS)
 {
+	Assert(!PG_ARGISNULL(0));
 	PG_RETURN_DATUM(run_named(text_to_cstring(PG_GETARG_TEXT_PP(0)), "resync()", "resync",
 							  true));
 }
@@ -90,6 +92,7 @@ treble_sync_resync(PG_FUNCTION_ARGS)
  * (it has the privileges of the table's owner), or of those of one server,
  * treble_sync.max_parallel at a time.  A table whose cycle fails is logged
  * as failed and the others go on; tables of other owners are left alone.
+ * A NULL server is every server.
  */
 PG_FUNCTION_INFO_V1(treble_sync_sync_all);
 

@@ -325,7 +325,14 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 				 errmsg("verify needs an event column or a timestamp cursor to count days by"),
 				 errhint("Compare the copy with treble_sync.resync('%s') instead.", cfg->name)));
 	if (have_since)
+	{
+		if (DATE_NOT_FINITE(PG_GETARG_DATEADT(1)))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("since must be a finite date"),
+					 errhint("Pass NULL to verify every day.")));
 		since = DatumGetTimestamp(DirectFunctionCall1(date_timestamp, PG_GETARG_DATUM(1)));
+	}
 	if (repair && cfg->event_column == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -431,7 +438,10 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* repair(name, day): re-pull one day and make it equal; returns the run row. */
+/*
+ * repair(name, day): re-pull one day and make it equal; returns the run
+ * row.  STRICT: a NULL name or day repairs nothing and returns NULL.
+ */
 PG_FUNCTION_INFO_V1(treble_sync_repair);
 
 Datum
@@ -439,7 +449,12 @@ treble_sync_repair(PG_FUNCTION_ARGS)
 {
 	TableConfig *cfg;
 
+	Assert(!PG_ARGISNULL(0) && !PG_ARGISNULL(1));
 	RecoveryRequirePrimary("repair()");
+	if (DATE_NOT_FINITE(PG_GETARG_DATEADT(1)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("the day to repair must be a finite date")));
 	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
 	if (cfg->event_column == NULL)
 		ereport(ERROR,
