@@ -169,9 +169,14 @@ LocalNewerVersion(TableConfig *cfg, const char *a, const char *b)
 }
 
 /*
- * "c = alias.c, ..." over the synced columns that are not key columns: the
- * SET list of an upsert from alias (the staging row, or EXCLUDED).  Empty
- * if every column is a key column.
+ * "c = alias.c, ..." over every synced column, key columns included: the
+ * SET list of an upsert from alias (the staging row, or EXCLUDED).  A key
+ * column is set too because a value equal under its type's equality may
+ * still be written otherwise (numeric -1.50 and -1.5000, float8 0 and -0):
+ * the rows are matched by that equality, and the copy must then hold the
+ * warehouse's form, which is what its readers see and what verify()
+ * compares.  Setting a key to an equal value moves no row in its unique
+ * index, and an unchanged image still allows a HOT update.
  */
 char *
 LocalSetList(TableConfig *cfg, const char *alias)
@@ -184,11 +189,10 @@ LocalSetList(TableConfig *cfg, const char *alias)
 	{
 		const char *c = lfirst(lc);
 
-		if (SchemaListHasName(cfg->key_columns, c))
-			continue;
 		appendStringInfo(&set, "%s%s = %s.%s", set.len ? ", " : "",
 						 quote_identifier(c), alias, quote_identifier(c));
 	}
+	Assert(set.len > 0);
 	return set.data;
 }
 
