@@ -95,3 +95,21 @@ SET ROLE regress_outsider;
 SELECT count(*) FROM treble_sync.quarantine;
 RESET ROLE;
 DROP ROLE regress_outsider;
+
+-- a warehouse column that lost its declared type (SQLite keeps none): the
+-- drift error names what the driver reports for it, not an empty name
+SELECT $$
+CREATE TABLE retyped (id INTEGER PRIMARY KEY, qty INTEGER, synced_at TIMESTAMP);
+INSERT INTO retyped VALUES (1, 5, '2026-11-28 10:00:00');
+$$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT name FROM treble_sync.add_table('retyped', 'wh', schema_drift => 'auto_accept');
+SELECT status FROM treble_sync.sync_table('retyped');
+SELECT $$
+ALTER TABLE retyped RENAME TO retyped_old;
+CREATE TABLE retyped (id INTEGER PRIMARY KEY, qty, synced_at TIMESTAMP);
+INSERT INTO retyped SELECT id, 'five', '2026-11-28 11:00:00' FROM retyped_old;
+DROP TABLE retyped_old;
+$$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, split_part(error, E'\n', 1) AS error, drift FROM treble_sync.sync_table('retyped');
+SELECT treble_sync.remove_table('retyped');
+DROP TABLE retyped;

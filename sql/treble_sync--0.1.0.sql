@@ -140,7 +140,8 @@ COMMENT ON TABLE treble_sync.load_chunks IS
 
 -- Rows the copy could not take, kept by cycles of tables with on_bad_row
 -- 'quarantine': the key, the column, the raw value as text (not for masked
--- columns) and why.  Readable by treble_sync_admin: it holds warehouse data.
+-- columns) and why.  A row already held is not kept (or counted against
+-- max_bad_row_ratio) again; a later good version of its key resolves it.  Readable by treble_sync_admin: it holds warehouse data.
 CREATE TABLE treble_sync.quarantine (
     quarantine_id  bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     table_name     text NOT NULL,
@@ -154,7 +155,15 @@ CREATE TABLE treble_sync.quarantine (
     -- reason) is not kept twice: these say when and how often it came back
     last_run_id    bigint NOT NULL,
     last_seen_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
-    times_seen     bigint NOT NULL DEFAULT 1
+    times_seen     bigint NOT NULL DEFAULT 1,
+    -- the row's cursor as last pulled: the key-only window check leaves
+    -- alone a quarantined key whose warehouse cursor is still this one
+    cursor_value   text,
+    -- a row without a key: the SHA-256 (hex) of its values but the cursor,
+    -- which tells such rows apart (NULL for a row with a key)
+    row_digest     text,
+    -- the run that applied a good version of the key afterwards, if any
+    resolved_run_id bigint
 );
 CREATE INDEX quarantine_table_name_idx ON treble_sync.quarantine (table_name, run_id);
 CREATE INDEX quarantine_table_name_key_idx ON treble_sync.quarantine (table_name, key);

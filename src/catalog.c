@@ -1289,43 +1289,134 @@ CatalogParseBadRow(const char *name)
 
 /*
  * Keep a row the copy cannot take (on_bad_row 'quarantine').  A row the
- * quarantine already holds (same table, key, column, raw value and reason:
- * the same bad row pulled again by a later cycle) is not kept twice: its
- * last_run_id, last_seen_at and times_seen are updated instead.
+ * quarantine already holds (same table, key, column, raw value and reason,
+ * and for a row without a key the same row_digest: the same bad row pulled
+ * again by a later cycle) is not kept twice: its last_run_id, last_seen_at,
+ * times_seen and cursor_value are updated instead, and it is no longer
+ * resolved if it was.  Returns true for such a row first kept by an
+ * earlier run, which the cycle does not count against max_bad_row_ratio
+ * again.
  */
-void
+bool
 CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *column,
-				  const char *raw, const char *reason)
+				  const char *raw, const char *reason, const char *cursor_value,
+				  const char *row_digest)
 {
 	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[6] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[8] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	bool		known = false;
 
+	Assert(key != NULL || row_digest != NULL);
 	values[0] = CStringGetTextDatum(cfg->name);
 	values[1] = Int64GetDatum(run_id);
 	param_text(values, nulls, 2, key);
 	param_text(values, nulls, 3, column);
 	param_text(values, nulls, 4, raw);
 	values[5] = CStringGetTextDatum(reason);
+	param_text(values, nulls, 6, cursor_value);
+	param_text(values, nulls, 7, row_digest);
 
 	SPI_connect();
-	catalog_exec("UPDATE treble_sync.quarantine SET last_run_id = $2,"
+	catalog_exec("UPDATE treble_sync.quarantine q SET last_run_id = $2,"
 				 " last_seen_at = pg_catalog.clock_timestamp(),"
-				 " times_seen = times_seen OPERATOR(pg_catalog.+) 1"
+				 " times_seen = q.times_seen OPERATOR(pg_catalog.+) 1,"
+				 " cursor_value = $7, resolved_run_id = NULL"
+				 " FROM (SELECT quarantine_id, run_id AS first_run_id FROM treble_sync.quarantine"
+				 "  WHERE table_name OPERATOR(pg_catalog.=) $1"
+				 "  AND owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
+				 "      WHERE t.name OPERATOR(pg_catalog.=) $1)"
+				 "  AND (key OPERATOR(pg_catalog.=) $3"
+				 "   OR (key IS NULL AND $3 IS NULL AND row_digest OPERATOR(pg_catalog.=) $8))"
+				 "  AND (column_name OPERATOR(pg_catalog.=) $4 OR (column_name IS NULL AND $4 IS NULL))"
+				 "  AND (raw_value OPERATOR(pg_catalog.=) $5 OR (raw_value IS NULL AND $5 IS NULL))"
+				 "  AND reason OPERATOR(pg_catalog.=) $6"
+				 "  ORDER BY quarantine_id LIMIT 1 FOR UPDATE) m"
+				 " WHERE q.quarantine_id OPERATOR(pg_catalog.=) m.quarantine_id"
+				 " RETURNING m.first_run_id OPERATOR(pg_catalog.<>) $2",
+				 8, types, values, nulls, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+
+		known = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	else
+		catalog_exec("INSERT INTO treble_sync.quarantine (table_name, run_id, key, column_name,"
+					 " raw_value, reason, last_run_id, cursor_value, row_digest)"
+					 " VALUES ($1, $2, $3, $4, $5, $6, $2, $7, $8)",
+					 8, types, values, nulls, SPI_OK_INSERT);
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return known;
+}
+
+/*
+ * The key (as the quarantine writes it) and cursor_value (or NULL) of
+ * every unresolved quarantine row of a table with a key, as two text arrays
+ * of the same length, in the caller's memory context; false if there are
+ * none.  Read as the extension owner: the cycle's role need not read the
+ * quarantine.
+ */
+bool
+CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(cfg->name)};
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		found = false;
+
+	SPI_connect();
+	catalog_exec("SELECT pg_catalog.array_agg(key), pg_catalog.array_agg(cursor_value)"
+				 " FROM treble_sync.quarantine WHERE table_name OPERATOR(pg_catalog.=) $1"
+				 " AND owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
+				 "     WHERE t.name OPERATOR(pg_catalog.=) $1)"
+				 " AND resolved_run_id IS NULL AND key IS NOT NULL",
+				 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		k = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			Datum		c = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			*keys = PointerGetDatum(DatumGetArrayTypePCopy(k));
+			*cursors = PointerGetDatum(DatumGetArrayTypePCopy(c));
+			MemoryContextSwitchTo(old);
+			found = true;
+		}
+	}
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return found;
+}
+
+/*
+ * Mark resolved, by run_id, the unresolved quarantine rows of a table
+ * whose key is one of keys (a text array, in the quarantine's form) and
+ * that this run did not set aside again: a good version of the key was
+ * applied.
+ */
+void
+CatalogResolveQuarantine(TableConfig *cfg, int64 run_id, Datum keys)
+{
+	CatalogUser saved = CatalogBecomeOwner();
+	Oid			types[3] = {TEXTOID, INT8OID, TEXTARRAYOID};
+	Datum		values[3] = {CStringGetTextDatum(cfg->name), Int64GetDatum(run_id), keys};
+
+	SPI_connect();
+	catalog_exec("UPDATE treble_sync.quarantine SET resolved_run_id = $2"
 				 " WHERE table_name OPERATOR(pg_catalog.=) $1"
 				 " AND owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
 				 "     WHERE t.name OPERATOR(pg_catalog.=) $1)"
-				 " AND (key OPERATOR(pg_catalog.=) $3 OR (key IS NULL AND $3 IS NULL))"
-				 " AND (column_name OPERATOR(pg_catalog.=) $4 OR (column_name IS NULL AND $4 IS NULL))"
-				 " AND (raw_value OPERATOR(pg_catalog.=) $5 OR (raw_value IS NULL AND $5 IS NULL))"
-				 " AND reason OPERATOR(pg_catalog.=) $6",
-				 6, types, values, nulls, SPI_OK_UPDATE);
-	if (SPI_processed == 0)
-		catalog_exec("INSERT INTO treble_sync.quarantine (table_name, run_id, key, column_name,"
-					 " raw_value, reason, last_run_id)"
-					 " VALUES ($1, $2, $3, $4, $5, $6, $2)",
-					 6, types, values, nulls, SPI_OK_INSERT);
+				 " AND resolved_run_id IS NULL AND last_run_id OPERATOR(pg_catalog.<>) $2"
+				 " AND key OPERATOR(pg_catalog.=) ANY ($3)",
+				 3, types, values, NULL, SPI_OK_UPDATE);
 	SPI_finish();
 	CatalogRestoreUser(saved);
 }

@@ -71,8 +71,11 @@ extern bytea *CatalogMaskSalt(Oid owner);
 extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut,
 								 const char *drift, const char *warnings);
 extern Datum CatalogSetRemoteColumns(TableConfig *cfg);
-extern void CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
-							  const char *column, const char *raw, const char *reason);
+extern bool CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
+							  const char *column, const char *raw, const char *reason,
+							  const char *cursor_value, const char *row_digest);
+extern bool CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors);
+extern void CatalogResolveQuarantine(TableConfig *cfg, int64 run_id, Datum keys);
 extern BadRowPolicy CatalogParseBadRow(const char *name);
 extern DriftPolicy CatalogParseDrift(const char *name);
 extern WindowCheck CatalogParseWindowCheck(const char *name);

@@ -860,7 +860,8 @@ window_by_keys(TableConfig *cfg, PullSpec *spec)
  * and the cursor, unmasked (window_by_keys() refuses masked keys).  A bad
  * key (NULL, or a value the local type rejects) fails the cycle as it
  * would in a full pull; under 'quarantine' or 'skip' it is passed over,
- * the row having been set aside when it came whole.
+ * the row having been set aside (and counted against max_bad_row_ratio)
+ * when it came whole.
  */
 static TableConfig
 window_keys_config(TableConfig *cfg)
@@ -874,6 +875,7 @@ window_keys_config(TableConfig *cfg)
 	kcfg.absent_columns = NIL;
 	if (kcfg.on_bad_row != BAD_ROW_FAIL)
 		kcfg.on_bad_row = BAD_ROW_SKIP;
+	kcfg.max_bad_row_ratio = 1; /* they were counted when they came whole */
 	return kcfg;
 }
 
@@ -1062,8 +1064,9 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	const char *ev = quote_identifier(cfg->event_column);
 	const char *gt = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_GT_OPR);
 	const char *eq = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_EQ_OPR);
-	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
-	Datum		values[2] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
+	Oid			types[4] = {TIMESTAMPOID, TIMESTAMPOID, TEXTARRAYOID, TEXTARRAYOID};
+	Datum		values[4] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
+	bool		quarantined;
 	char	   *sql;
 	uint64		nkeys;
 
@@ -1097,7 +1100,26 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 				   eq, gt, ev, LocalColumnList(cfg->key_columns, "t"),
 				   LocalKeyJoin(cfg, "s", "t"), LocalCoalescedColumns(cfg->key_columns, "w", "c"),
 				   LocalKeyJoin(cfg, "w", "c"));
-	run_sql_hashing(sql, 2, types, values, SPI_OK_SELECT, WINDOW_REPULL_MAX_KEYS + 1);
+
+	/*
+	 * A window key whose newest version the quarantine holds (same key,
+	 * same cursor) is not pulled again: that version was set aside and
+	 * counted when it came, and would only be set aside again.  A new
+	 * version (another cursor) differs, and comes.
+	 */
+	quarantined = cfg->on_bad_row == BAD_ROW_QUARANTINE &&
+		CatalogQuarantinedVersions(cfg, &values[2], &values[3]);
+	if (quarantined)
+		sql = psprintf("%s AND NOT (w.\"treble_sync hit\" IS NOT NULL AND EXISTS ("
+					   "SELECT 1 FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4)) q(k, c)"
+					   " WHERE q.k OPERATOR(pg_catalog.=) %s"
+					   " AND (q.c OPERATOR(pg_catalog.=) CAST(w.%s AS pg_catalog.text)%s)))",
+					   sql, StageQuarantineKey(cfg, "w"), cur,
+					   cfg->cursor_kind == CURSOR_INTEGER ? "" :
+					   psprintf(" OR q.c OPERATOR(pg_catalog.=) pg_catalog.to_char(w.%s, 'YYYY-MM-DD HH24:MI:SS.US')",
+								cur));
+	run_sql_hashing(sql, quarantined ? 4 : 2, types, values, SPI_OK_SELECT,
+					WINDOW_REPULL_MAX_KEYS + 1);
 	nkeys = SPI_processed;
 	ereport(DEBUG1,
 			(errmsg_internal("%s" UINT64_FORMAT " keys of the hot window of \"%s\" differ",
@@ -1208,6 +1230,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 			upsert_stage(cfg, qlocal, UPSERT_LATEST, bound, bound_hi, result);
 			break;
 	}
+	StageResolveQuarantine(cfg, result->run_id);
 	if (kind == APPLY_FULL)
 	{
 		ProgressPhase(PROGRESS_PHASE_WINDOW);
@@ -1224,6 +1247,18 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 }
 
 /*
+ * Whether a run did anything: wrote the copy, or set bad rows aside (a
+ * run whose every row was bad is not 'empty': it pulled rows and kept
+ * them out).
+ */
+static bool
+cycle_did_work(CycleResult *result)
+{
+	return result->rows_inserted + result->rows_updated + result->rows_deleted > 0 ||
+		result->rows_bad > 0;
+}
+
+/*
  * Step 5, and the run's outcome: the watermark moves to T, never backwards.
  */
 static void
@@ -1235,7 +1270,7 @@ advance_watermark(TableConfig *cfg, bool have_prev, int64 prev, int64 cut,
 	ProgressPhase(PROGRESS_PHASE_COMMITTING);
 	result->watermark_to = CycleFormatCursor(cfg, next);
 	CatalogSetWatermark(cfg->table_id, result->watermark_to);
-	if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
+	if (cycle_did_work(result))
 		result->status = "success";
 }
 
@@ -1336,7 +1371,7 @@ CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	pull_and_apply(cfg, conn, &spec, APPLY_FULL, result);
 	if (spec.have_cut)
 		advance_watermark(cfg, false, 0, spec.cut, result);
-	else if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
+	else if (cycle_did_work(result))
 		result->status = "success";
 }
 
@@ -1482,7 +1517,7 @@ CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *res
 	result->hot_window_from = CycleFormatTimestamp(day);
 	cfg->max_delete_ratio = 1;
 	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
-	if (result->rows_inserted + result->rows_updated + result->rows_deleted > 0)
+	if (cycle_did_work(result))
 		result->status = "success";
 }
 

@@ -85,18 +85,55 @@ cursor_operand(TableConfig *cfg, OdbcConn *conn)
 }
 
 /*
- * A comma-separated list of warehouse columns, quoted; a column of absent
- * (gone from the warehouse) is selected as NULL.
+ * Whether a column is a PostgreSQL warehouse's money, by the type recorded
+ * at registration ("money ..."; psqlODBC names it so).  Its text depends
+ * on the warehouse's lc_monetary ('$1,234.50'), so it is read as numeric:
+ * the same amount, exactly, whatever the locale (schema.c maps it to a
+ * local numeric).
+ */
+static bool
+is_remote_money(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	ListCell   *lc;
+
+	if (!OdbcDriverIsPostgres(conn))
+		return false;
+	foreach(lc, cfg->remote_columns)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, column) == 0)
+			return pg_strncasecmp(strVal(def->arg), "money ", 6) == 0;
+	}
+	return false;
+}
+
+/*
+ * A warehouse column as selected: quoted, and for money cast to numeric
+ * (is_remote_money()).
+ */
+static char *
+remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	char	   *q = OdbcQuoteIdent(conn, column);
+
+	return is_remote_money(cfg, conn, column) ? psprintf("CAST(%s AS NUMERIC)", q) : q;
+}
+
+/*
+ * A comma-separated list of warehouse columns, as remote_column() selects
+ * them; a column of absent (gone from the warehouse) is selected as NULL.
  */
 static void
-append_remote_columns(StringInfo sql, OdbcConn *conn, List *columns, List *absent)
+append_remote_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *columns,
+					  List *absent)
 {
 	ListCell   *lc;
 
 	foreach(lc, columns)
 		appendStringInfo(sql, "%s%s", foreach_current_index(lc) ? ", " : "",
 						 SchemaListHasName(absent, lfirst(lc)) ? "NULL" :
-						 OdbcQuoteIdent(conn, lfirst(lc)));
+						 remote_column(cfg, conn, lfirst(lc)));
 }
 
 /*
@@ -192,11 +229,11 @@ DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 	appendStringInfoString(&sql, "SELECT ");
 	if (spec->keys_only)
 	{
-		append_remote_columns(&sql, conn, cfg->key_columns, NIL);
+		append_remote_columns(&sql, cfg, conn, cfg->key_columns, NIL);
 		appendStringInfo(&sql, ", %s", OdbcQuoteIdent(conn, cfg->cursor_column));
 	}
 	else
-		append_remote_columns(&sql, conn, cfg->columns, cfg->absent_columns);
+		append_remote_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
 	appendStringInfo(&sql, " FROM %s", remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
 	return sql.data;
@@ -217,7 +254,7 @@ DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	append_remote_columns(&sql, conn, cfg->columns, cfg->absent_columns);
+	append_remote_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
 	appendStringInfo(&sql, " FROM %s WHERE %s <= ? AND ", remote_table(cfg, conn),
 					 cursor_operand(cfg, conn));
 	if (single)
@@ -266,7 +303,8 @@ DeparsePullCount(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *sl
  * (floats, JSON made jsonb, char padding, a masked value, a chosen type).
  */
 static char *
-checksum_part(TableConfig *cfg, const char *column, const char *qcol, bool remote)
+checksum_part(TableConfig *cfg, OdbcConn *conn, const char *column, const char *qcol,
+			  bool remote)
 {
 	/* the local copy's side names pg_catalog's type, function and operator */
 	const char *text = remote ? "TEXT" : "pg_catalog.text";
@@ -280,6 +318,8 @@ checksum_part(TableConfig *cfg, const char *column, const char *qcol, bool remot
 
 	if (SchemaListHasName(cfg->masked_columns, column))
 		return NULL;
+	if (remote && is_remote_money(cfg, conn, column))
+		qcol = psprintf("CAST(%s AS NUMERIC)", qcol);	/* as pulled */
 	foreach(lc, cfg->remote_columns)
 	{
 		DefElem    *def = lfirst(lc);
@@ -332,7 +372,7 @@ DeparseChecksum(TableConfig *cfg, OdbcConn *conn, bool remote)
 	foreach(lc, cfg->columns)
 	{
 		char	   *col = lfirst(lc);
-		char	   *part = checksum_part(cfg, col, remote ? OdbcQuoteIdent(conn, col) :
+		char	   *part = checksum_part(cfg, conn, col, remote ? OdbcQuoteIdent(conn, col) :
 										 quote_identifier(col), remote);
 
 		if (part)
@@ -345,8 +385,8 @@ DeparseChecksum(TableConfig *cfg, OdbcConn *conn, bool remote)
 
 /*
  * The rest of a query over the warehouse's deduplicated rows: after the
- * caller's select list, "rn FROM <table> WHERE cursor <= ? [AND day >= ?])
- * x WHERE rn = 1", rn numbering each key's versions newest first (or 1 when
+ * caller's select list, "rn FROM <table> WHERE cursor <= ? AND key IS NOT
+ * NULL [AND day >= ?]) x WHERE rn = 1", rn numbering each key's versions newest first (or 1 when
  * the table has one row per key).  Fills params; returns their number.
  */
 static int
@@ -354,13 +394,14 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 					const char *daycol, int64 cut, bool have_since, Timestamp since, bool keyed)
 {
 	int			nparams = 0;
+	ListCell   *lc;
 
 	if (keyed)
 		appendStringInfoString(sql, "1 AS rn");	/* one row per key already */
 	else
 	{
 		appendStringInfoString(sql, "ROW_NUMBER() OVER (PARTITION BY ");
-		append_remote_columns(sql, conn, cfg->key_columns, NIL);
+		append_remote_columns(sql, cfg, conn, cfg->key_columns, NIL);
 		appendStringInfo(sql, " ORDER BY %s DESC) AS rn",
 						 OdbcQuoteIdent(conn, cfg->cursor_column));
 	}
@@ -368,6 +409,9 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
 					 cursor_operand(cfg, conn));
 	params[nparams++] = DeparseCursorParam(cfg, cut);
+	/* a row without a key has no place in the copy: a bad row, not compared */
+	foreach(lc, cfg->key_columns)
+		appendStringInfo(sql, " AND %s IS NOT NULL", OdbcQuoteIdent(conn, lfirst(lc)));
 	if (have_since)
 	{
 		appendStringInfo(sql, " AND %s > ?",
@@ -418,7 +462,7 @@ DeparseVerifyKeys(TableConfig *cfg, OdbcConn *conn, List *columns, const char *d
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	append_remote_columns(&sql, conn, columns, NIL);
+	append_remote_columns(&sql, cfg, conn, columns, NIL);
 	appendStringInfoString(&sql, " FROM (SELECT ");
 	foreach(lc, columns)
 		appendStringInfo(&sql, "%s, ", OdbcQuoteIdent(conn, lfirst(lc)));

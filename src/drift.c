@@ -49,6 +49,17 @@ DriftSignature(RemoteColumn *col)
 					col->decimal_digits_null ? -1 : col->decimal_digits);
 }
 
+/*
+ * A column's signature as the drift report shows it: DriftSignature(), the
+ * type named by SchemaRemoteTypeName() (never empty).
+ */
+static char *
+shown_signature(RemoteColumn *col)
+{
+	return psprintf("%s %d %d", SchemaRemoteTypeName(col), col->column_size,
+					col->decimal_digits_null ? -1 : col->decimal_digits);
+}
+
 /* The recorded signature of a column, or NULL if none was recorded. */
 static const char *
 recorded_signature(TableConfig *cfg, const char *name)
@@ -138,7 +149,7 @@ accept_changed_column(TableConfig *cfg, const char *qlocal, RemoteColumn *col)
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_INCONSISTENT_DESCRIPTOR_INFORMATION),
 			 errmsg("column \"%s\" of warehouse table \"%s\" changed to %s, which local type %s cannot take",
-					col->name, cfg->remote_table, col->type_name, format_type_be(local_type)),
+					col->name, cfg->remote_table, SchemaRemoteTypeName(col), format_type_be(local_type)),
 			 errdetail("schema_drift 'auto_accept' applies only changes that widen the local column. Nothing of this cycle was applied."),
 			 errhint("Change the local column yourself with ALTER TABLE, then run the cycle again.")));
 }
@@ -191,13 +202,13 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 		{
 			new_columns = lappend(new_columns, col);
 			appendStringInfo(&report, "%snew column \"%s\" (%s)", report.len ? "; " : "",
-							 col->name, col->type_name);
+							 col->name, SchemaRemoteTypeName(col));
 		}
 		else if (strcmp(was, DriftSignature(col)) != 0)
 		{
 			changed = lappend(changed, col);
 			appendStringInfo(&report, "%scolumn \"%s\" changed from %s to %s",
-							 report.len ? "; " : "", col->name, was, DriftSignature(col));
+							 report.len ? "; " : "", col->name, was, shown_signature(col));
 		}
 	}
 	foreach(lc, cfg->remote_columns)

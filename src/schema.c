@@ -377,6 +377,40 @@ clickhouse_local_type(const char *type_name)
 }
 
 /*
+ * A warehouse column's type as messages name it: the driver's type name,
+ * or, where the driver gives none (an SQLite column declared without a
+ * type), the ODBC SQL type it reports, by name and code.
+ */
+char *
+SchemaRemoteTypeName(RemoteColumn *col)
+{
+	static const struct
+	{
+		SQLSMALLINT code;
+		const char *name;
+	}			codes[] = {
+		{SQL_CHAR, "SQL_CHAR"}, {SQL_VARCHAR, "SQL_VARCHAR"}, {SQL_LONGVARCHAR, "SQL_LONGVARCHAR"},
+		{SQL_WCHAR, "SQL_WCHAR"}, {SQL_WVARCHAR, "SQL_WVARCHAR"},
+		{SQL_WLONGVARCHAR, "SQL_WLONGVARCHAR"}, {SQL_DECIMAL, "SQL_DECIMAL"},
+		{SQL_NUMERIC, "SQL_NUMERIC"}, {SQL_SMALLINT, "SQL_SMALLINT"}, {SQL_INTEGER, "SQL_INTEGER"},
+		{SQL_REAL, "SQL_REAL"}, {SQL_FLOAT, "SQL_FLOAT"}, {SQL_DOUBLE, "SQL_DOUBLE"},
+		{SQL_BIT, "SQL_BIT"}, {SQL_TINYINT, "SQL_TINYINT"}, {SQL_BIGINT, "SQL_BIGINT"},
+		{SQL_BINARY, "SQL_BINARY"}, {SQL_VARBINARY, "SQL_VARBINARY"},
+		{SQL_LONGVARBINARY, "SQL_LONGVARBINARY"}, {SQL_TYPE_DATE, "SQL_TYPE_DATE"},
+		{SQL_TYPE_TIME, "SQL_TYPE_TIME"}, {SQL_TYPE_TIMESTAMP, "SQL_TYPE_TIMESTAMP"},
+		{SQL_DATE, "SQL_DATE"}, {SQL_TIME, "SQL_TIME"}, {SQL_TIMESTAMP, "SQL_TIMESTAMP"},
+		{SQL_GUID, "SQL_GUID"}, {SQL_UNKNOWN_TYPE, "SQL_UNKNOWN_TYPE"},
+	};
+
+	if (col->type_name != NULL && col->type_name[0] != '\0')
+		return col->type_name;
+	for (size_t i = 0; i < lengthof(codes); i++)
+		if (codes[i].code == col->data_type)
+			return psprintf("no type name (ODBC %s, %d)", codes[i].name, (int) col->data_type);
+	return psprintf("no type name (ODBC SQL type %d)", (int) col->data_type);
+}
+
+/*
  * The PostgreSQL type for a warehouse column, from its ODBC type code, with
  * the driver's type name as a tie-breaker where the code is too coarse
  * (time zones, uuid, unsigned integers).  Anything unknown is carried as
@@ -391,6 +425,14 @@ SchemaLocalTypeFor(RemoteColumn *col)
 		return local_type_for_affinity(col);
 	if (col->clickhouse_type)
 		return clickhouse_local_type(col->type_name);
+
+	/*
+	 * psqlODBC reports money as SQL_FLOAT, in the warehouse's lc_monetary
+	 * text ('$1,234.50'), which no float takes: it is pulled cast to
+	 * numeric (deparse.c), exactly, and kept as numeric.
+	 */
+	if (pg_strcasecmp(col->type_name, "money") == 0)
+		return "numeric";
 
 	/* psqlODBC reports booleans as characters by default (BoolsAsChar) */
 	if (pg_strcasecmp(col->type_name, "bool") == 0 ||

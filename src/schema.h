@@ -41,6 +41,7 @@ extern List *SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt);
 extern RemoteColumn *SchemaFindColumn(RemoteTable *rt, const char *name);
 extern bool SchemaListHasName(List *names, const char *name);
 extern char *SchemaLocalTypeFor(RemoteColumn *col);
+extern char *SchemaRemoteTypeName(RemoteColumn *col);
 extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,
 								   RemoteTable *rt, List *columns, List *key_columns,
 								   const char *event_column, List *type_overrides);

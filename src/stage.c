@@ -71,6 +71,7 @@ typedef struct StageFeed
 	StringInfoData plain;		/* a masked value before hashing */
 	bool	   *is_key;			/* a NULL here fails the cycle */
 	int			check_col;		/* the cursor, read as text and checked; or -1 */
+	int			cursor_col;		/* the cursor, for the quarantine; or -1 */
 	char	  **names;
 	FmgrInfo   *in_funcs;		/* the staging columns' input functions, */
 	Oid		   *in_ioparams;	/* to find the value COPY rejected */
@@ -109,7 +110,7 @@ typedef struct StageFeed
 
 static StageFeed *feed = NULL;
 
-static void bad_row(const char *line_or_null, const char *column, const char *reason);
+static void bad_row(const char *line, const char *column, const char *reason, bool null_key);
 static void send_null_key(int col);
 static bool receive_batch(void);
 
@@ -302,6 +303,7 @@ static bool
 stage_next_row(void)
 {
 	int			row;
+	int			null_key_col;
 
 next_row:
 	CHECK_FOR_INTERRUPTS();
@@ -315,6 +317,7 @@ next_row:
 			return false;
 	}
 	row = feed->block_pos++;
+	null_key_col = -1;
 
 	resetStringInfo(&feed->line);
 	for (int i = 0; i < feed->ncols; i++)
@@ -327,14 +330,17 @@ next_row:
 			appendStringInfoChar(&feed->line, '\t');
 		if (!FetchValue(feed->block, row, i, &data, &len))
 		{
+			/*
+			 * A NULL key under 'quarantine' or 'skip': the rest of the row
+			 * is read all the same, for the quarantine to tell it from
+			 * other rows without a key.
+			 */
 			if (feed->is_key[i] && feed->cfg->on_bad_row != BAD_ROW_FAIL)
 			{
-				feed->result->rows_pulled++;
-				if (feed->sink)
-					send_null_key(i);	/* set aside by the cycle's worker */
-				else
-					bad_row(NULL, feed->names[i], "NULL key");
-				goto next_row;
+				if (null_key_col < 0)
+					null_key_col = i;
+				appendBinaryStringInfo(&feed->line, "\\N", 2);
+				continue;
 			}
 			if (feed->is_key[i])
 				ereport(ERROR,
@@ -378,6 +384,15 @@ next_row:
 				break;
 		}
 		feed->result->bytes_pulled += feed->line.len - before;
+	}
+	if (null_key_col >= 0)
+	{
+		feed->result->rows_pulled++;
+		if (feed->sink)
+			send_null_key(null_key_col);	/* set aside by the cycle's worker */
+		else
+			bad_row(feed->line.data, feed->names[null_key_col], "NULL key", true);
+		goto next_row;
 	}
 	appendStringInfoChar(&feed->line, '\n');
 	feed->result->rows_pulled++;
@@ -610,30 +625,78 @@ line_key(const char *line, int len)
 }
 
 /*
+ * The hex SHA-256 of a row's COPY text line without its cursor field: what
+ * tells a row without a key from another in the quarantine, the same
+ * however often its cursor moves.
+ */
+static char *
+row_digest(const char *line, int len)
+{
+	static const char hex[] = "0123456789abcdef";
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *out = palloc(PG_SHA256_DIGEST_LENGTH * 2 + 1);
+
+	if (pg_cryptohash_init(ctx) < 0)
+		elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
+	for (int i = 0; i < feed->ncols; i++)
+	{
+		char	   *v;
+
+		if (i == feed->cursor_col)
+			continue;
+		v = line_field(line, len, i);
+		/* a NULL and a value apart: a length, then the bytes */
+		if (pg_cryptohash_update(ctx, (const uint8 *) (v ? "v" : "n"), 1) < 0 ||
+			(v && pg_cryptohash_update(ctx, (const uint8 *) v, strlen(v) + 1) < 0))
+			elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
+	}
+	if (pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
+	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+	{
+		out[2 * i] = hex[digest[i] >> 4];
+		out[2 * i + 1] = hex[digest[i] & 0xF];
+	}
+	out[PG_SHA256_DIGEST_LENGTH * 2] = '\0';
+	return out;
+}
+
+/*
  * A row the staging table cannot take: with on_bad_row 'quarantine' it is
- * kept in treble_sync.quarantine (key, column, raw value, reason; a masked
- * value is not kept), with 'skip' only counted.  line is NULL for a NULL key.
+ * kept in treble_sync.quarantine (key, column, raw value, reason, cursor; a
+ * masked value is not kept), with 'skip' only counted.  A row without a key
+ * (null_key) is kept with a digest of its values instead.  A row an earlier
+ * run already quarantined is counted as rows_bad_known as well: it does not
+ * count against max_bad_row_ratio again.
  */
 static void
-bad_row(const char *line_or_null, const char *column, const char *reason)
+bad_row(const char *line, const char *column, const char *reason, bool null_key)
 {
-	const char *line = line_or_null;
+	int			len = strlen(line);
 	char	   *key = NULL;
 	char	   *raw = NULL;
+	char	   *cursor = NULL;
+	char	   *digest = NULL;
 
 	feed->result->rows_bad++;
 	if (feed->cfg->on_bad_row != BAD_ROW_QUARANTINE)
 		return;
-	if (line)
+	if (null_key)
+		digest = row_digest(line, len);
+	else
 	{
-		int			len = strlen(line);
-
 		key = line_key(line, len);
 		for (int i = 0; column && i < feed->ncols; i++)
 			if (strcmp(feed->names[i], column) == 0)
 				raw = feed->is_masked[i] ? pstrdup("(masked)") : line_field(line, len, i);
 	}
-	CatalogQuarantine(feed->cfg, feed->result->run_id, key, column, raw, reason);
+	if (feed->cursor_col >= 0)
+		cursor = line_field(line, len, feed->cursor_col);
+	if (CatalogQuarantine(feed->cfg, feed->result->run_id, key, column, raw, reason, cursor,
+						  digest))
+		feed->result->rows_bad_known++;
 }
 
 /*
@@ -744,7 +807,10 @@ begin_message(StringInfo msg, char type)
 	pq_sendint64(msg, feed->result->bytes_pulled);
 }
 
-/* In a reader: the row just read has a NULL key in column col. */
+/*
+ * In a reader: the row just read (feed->line) has a NULL key in column
+ * col.  The line goes along, for the quarantine to tell the row apart.
+ */
 static void
 send_null_key(int col)
 {
@@ -753,6 +819,8 @@ send_null_key(int col)
 	initStringInfo(&msg);
 	begin_message(&msg, READ_NULL_KEY);
 	pq_sendint32(&msg, col);
+	pq_sendint32(&msg, feed->line.len);
+	pq_sendbytes(&msg, feed->line.data, feed->line.len);
 	ReadAheadSend(feed->sink, msg.data, msg.len);
 	pfree(msg.data);
 }
@@ -785,10 +853,13 @@ receive_batch(void)
 			case READ_NULL_KEY:
 				{
 					int			col = pq_getmsgint(&msg, 4);
+					int			line_len = pq_getmsgint(&msg, 4);
+					const char *line;
 
 					if (col < 0 || col >= feed->ncols)
 						elog(ERROR, "reader sent a column out of range: %d", col);
-					bad_row(NULL, feed->names[col], "NULL key");
+					line = pq_getmsgbytes(&msg, line_len);
+					bad_row(pnstrdup(line, line_len), feed->names[col], "NULL key", true);
 					break;
 				}
 			case READ_END:
@@ -902,6 +973,7 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	state.sink = sink;
 	state.ncols = pq_getmsgint(&desc, 4);
 	cursor_col = pq_getmsgint(&desc, 4);
+	state.cursor_col = cursor_col;
 	cfg->on_bad_row = (BadRowPolicy) pq_getmsgint(&desc, 4);
 	cfg->cursor_kind = (CursorKind) pq_getmsgint(&desc, 4);
 	state.is_binary = palloc0(sizeof(bool) * state.ncols);
@@ -996,6 +1068,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	StageFeed	state;
 	int			i = 0;
 	int			cursor_col = -1;
+	int64		new_bad;
 	SQLHSTMT	volatile own_stmt = SQL_NULL_HSTMT;
 	MemoryContext load_cxt = AllocSetContextCreate(CurrentMemoryContext,
 												   "treble_sync stage load",
@@ -1027,6 +1100,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 			cursor_col = i;
 		i++;
 	}
+	state.cursor_col = cursor_col;
 
 	if (stmt == SQL_NULL_HSTMT && target->read_ahead)
 	{
@@ -1122,7 +1196,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 					bad_col = -1;
 				bad_row(pnstrdup(feed->batch.data + feed->offsets[l],
 								 feed->offsets[l + 1] - feed->offsets[l]),
-						bad_col >= 0 ? feed->names[bad_col] : NULL, edata->message);
+						bad_col >= 0 ? feed->names[bad_col] : NULL, edata->message, false);
 			}
 		}
 		report_progress();
@@ -1138,12 +1212,15 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	if (own_stmt != SQL_NULL_HSTMT)
 		OdbcFreeStatement(conn, own_stmt);
 
-	if (result->rows_bad > 0 && cfg->on_bad_row != BAD_ROW_FAIL &&
-		(double) result->rows_bad > cfg->max_bad_row_ratio * (double) result->rows_pulled)
+	/* the rows an earlier run quarantined already counted then */
+	Assert(result->rows_bad_known >= 0 && result->rows_bad_known <= result->rows_bad);
+	new_bad = result->rows_bad - result->rows_bad_known;
+	if (new_bad > 0 && cfg->on_bad_row != BAD_ROW_FAIL &&
+		(double) new_bad > cfg->max_bad_row_ratio * (double) result->rows_pulled)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("too many bad rows from warehouse table \"%s\": " INT64_FORMAT " of " INT64_FORMAT,
-						cfg->remote_table, result->rows_bad, result->rows_pulled),
+						cfg->remote_table, new_bad, result->rows_pulled),
 				 errdetail("max_bad_row_ratio is %g. Nothing of this cycle was applied.",
 						   cfg->max_bad_row_ratio),
 				 errhint("Fix the rows in the warehouse or the local column types, or raise max_bad_row_ratio.")));
@@ -1179,4 +1256,62 @@ StagePull(StageTarget *target, TableConfig *cfg, OdbcConn *conn, const char *sql
 		  int nparams, const OdbcParam *params, CycleResult *result)
 {
 	stage_load(target, cfg, conn, SQL_NULL_HSTMT, sql, nparams, params, result);
+}
+
+/*
+ * A key of the copy's type as the quarantine writes it (line_key(): the
+ * key columns' text, in the order of the synced columns, ", " between),
+ * as an SQL expression over alias.  Exact for the integer and text keys
+ * the key-only window check takes; for another type the text may differ
+ * from the warehouse's, and a quarantined key is then pulled again and
+ * not resolved, which costs a pull and loses nothing.
+ */
+char *
+StageQuarantineKey(TableConfig *cfg, const char *alias)
+{
+	StringInfoData expr;
+	ListCell   *lc;
+
+	initStringInfo(&expr);
+	appendStringInfoString(&expr, "pg_catalog.concat_ws(', '");
+	foreach(lc, cfg->columns)
+		if (SchemaListHasName(cfg->key_columns, lfirst(lc)))
+			appendStringInfo(&expr, ", CAST(%s.%s AS pg_catalog.text)", alias,
+							 quote_identifier(lfirst(lc)));
+	appendStringInfoChar(&expr, ')');
+	return expr.data;
+}
+
+/*
+ * After a cycle's upsert: the unresolved quarantine rows whose key came
+ * with a good row this time (staged, so applied unless the copy held a
+ * newer version) are marked resolved by this run.  Only under
+ * 'quarantine', and only if the table has such rows.  In an SPI
+ * connection.
+ */
+void
+StageResolveQuarantine(TableConfig *cfg, int64 run_id)
+{
+	Datum		keys;
+	Datum		cursors;
+	Oid			types[1] = {TEXTARRAYOID};
+	Datum		values[1];
+	bool		isnull;
+	Datum		found;
+
+	if (cfg->on_bad_row != BAD_ROW_QUARANTINE || run_id <= 0 ||
+		!CatalogQuarantinedVersions(cfg, &keys, &cursors))
+		return;
+	values[0] = keys;
+	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.array_agg(q.k) FROM"
+									   " (SELECT DISTINCT k FROM pg_catalog.unnest($1) k) q"
+									   " WHERE EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
+									   "  WHERE %s OPERATOR(pg_catalog.=) q.k)",
+									   StageQuarantineKey(cfg, "s")),
+							  1, types, values, NULL, false, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not look up the quarantined keys of \"%s\"", cfg->name);
+	found = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		CatalogResolveQuarantine(cfg, run_id, found);
 }

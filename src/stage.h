@@ -48,4 +48,7 @@ extern void StagePull(StageTarget *target, TableConfig *cfg, OdbcConn *conn,
 extern void StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len,
 					  struct ReadAheadSink *sink);
 
+extern char *StageQuarantineKey(TableConfig *cfg, const char *alias);
+extern void StageResolveQuarantine(TableConfig *cfg, int64 run_id);
+
 #endif							/* TREBLE_SYNC_STAGE_H */

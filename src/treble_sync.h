@@ -169,6 +169,8 @@ typedef struct CycleResult
 	int64		bytes_pulled;
 	char	   *drift;			/* schema drift seen, or NULL */
 	int64		rows_bad;		/* rows set aside (quarantined or skipped) */
+	int64		rows_bad_known; /* of those, already quarantined by an earlier
+								 * run: not counted against max_bad_row_ratio */
 	int64		rows_null_cursor;	/* warehouse rows with a NULL cursor */
 	char	   *warnings;		/* NULL cursors, failed 'warn' checks; or NULL */
 	int64		run_id;			/* the run these figures belong to */

@@ -208,7 +208,17 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 		vcfg.columns = lappend(vcfg.columns, (char *) daycol);
 	vcfg.masked_columns = NIL;
 	vcfg.absent_columns = NIL;
-	vcfg.on_bad_row = BAD_ROW_FAIL;
+
+	/*
+	 * As the table's cycles do: under 'fail' a key or cursor the copy
+	 * cannot take is an error; under 'quarantine' or 'skip' that row is
+	 * left out of the warehouse's figures (the copy cannot hold it; the
+	 * cycle that pulled it set it aside), and verify writes no quarantine
+	 * and applies no ratio of its own.
+	 */
+	if (vcfg.on_bad_row != BAD_ROW_FAIL)
+		vcfg.on_bad_row = BAD_ROW_SKIP;
+	vcfg.max_bad_row_ratio = 1;
 	memset(&target, 0, sizeof(target));
 	target.stage_relid = StageCreate(&vcfg);
 
