@@ -1141,8 +1141,19 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 			*gone = collect_gone_keys(SPI_tuptable, nkeys, cxt);
 		if (nkeys > 0)
 		{
+			/*
+			 * Rows pulled again by key have cursors behind the watermark:
+			 * a bad one among them was judged against max_bad_row_ratio
+			 * when it first came, and under 'skip' nothing remembers it,
+			 * so counting it again would stop the table for as long as it
+			 * stays in the window.  Set aside again, it is still counted
+			 * in rows_bad.
+			 */
+			TableConfig rcfg = *cfg;
+
+			rcfg.max_bad_row_ratio = 1;
 			ProgressPhase(PROGRESS_PHASE_PULLING);
-			pull_by_keys(cfg, conn, target, spec->cut, SPI_tuptable, nkeys, result);
+			pull_by_keys(&rcfg, conn, target, spec->cut, SPI_tuptable, nkeys, result);
 		}
 	}
 	SPI_finish();
