@@ -646,7 +646,7 @@ row_digest(const char *line, int len)
 		if (i == feed->cursor_col)
 			continue;
 		v = line_field(line, len, i);
-		/* a NULL and a value apart: a length, then the bytes */
+		/* a NULL apart from any value: a tag, then the value and its NUL */
 		if (pg_cryptohash_update(ctx, (const uint8 *) (v ? "v" : "n"), 1) < 0 ||
 			(v && pg_cryptohash_update(ctx, (const uint8 *) v, strlen(v) + 1) < 0))
 			elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
