@@ -680,6 +680,7 @@ bad_row(const char *line, const char *column, const char *reason, bool null_key)
 	char	   *cursor = NULL;
 	char	   *digest = NULL;
 
+	Assert(line != NULL);
 	feed->result->rows_bad++;
 	if (feed->cfg->on_bad_row != BAD_ROW_QUARANTINE)
 		return;

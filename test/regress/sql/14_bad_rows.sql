@@ -140,6 +140,17 @@ WHERE table_name = 'events_q' AND key IS NULL;
 SELECT wh($$INSERT INTO events_q VALUES (NULL, 'n4', '2026-11-28 12:00', '2026-11-28 14:00')$$);
 SELECT status, rows_pulled, rows_bad, split_part(error, E'\n', 1) AS error
 FROM treble_sync.sync_table('events_q');
+-- with 13 corrected, the day matches: the rows without a key, quarantined,
+-- are not the copy's to hold
+SELECT wh($$UPDATE events_q SET code = 'ok13', synced_at = '2026-11-28 15:00' WHERE id = 13;
+            DELETE FROM events_q WHERE code = 'n4'$$);
+SELECT status, rows_pulled, rows_inserted, rows_bad FROM treble_sync.sync_table('events_q');
+SELECT key, resolved_run_id IS NOT NULL AS resolved FROM treble_sync.quarantine
+WHERE table_name = 'events_q' AND key IS NOT NULL ORDER BY key;
+SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('events_q');
+SET treble_sync.verify_checksum = off;
+SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('events_q');
+RESET treble_sync.verify_checksum;
 
 -- money: carried exactly as numeric (the warehouse casts it, whatever its
 -- lc_monetary), not as double precision with every value a bad row
