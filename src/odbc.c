@@ -42,6 +42,7 @@
 #include "attempt.h"
 #include "odbc.h"
 #include "option.h"
+#include "worker.h"
 
 #include <sqlucode.h>
 
@@ -305,6 +306,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	char		first_state[6] = "HY000";
 	bool		transient;
 	bool		authentication;
+	bool		about_a_value = false;
 
 	/* a call stopped by OdbcCancelRemoteCall(): report the cancel itself */
 	CHECK_FOR_INTERRUPTS();
@@ -327,6 +329,16 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 			state8 = OdbcWideToUtf8(state, 5);
 			msg8 = OptionScrubSecret(OdbcWideToUtf8(msg, Min(msglen, (SQLSMALLINT) (lengthof(msg) - 1))),
 									 password);
+
+			/*
+			 * A data exception (class 22) is about a value, which the
+			 * warehouse may quote: a view's failing cast, say.  The value is
+			 * the warehouse's data, and errors are logged.
+			 */
+			if (i == 1)
+				about_a_value = strncmp(state8, "22", 2) == 0;
+			if (about_a_value)
+				msg8 = WorkerRedactQuoted(msg8);
 			if (i == 1)
 			{
 				strlcpy(first_state, state8, sizeof(first_state));
