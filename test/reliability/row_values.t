@@ -10,7 +10,8 @@
 #     every message raised while it runs. A trigger on the copy holds the
 #     COPY at one row (and raises a WARNING there, which goes to the log);
 #   - a value the local type rejects (on_bad_row 'fail'): the run's error
-#     names the key, the column and the reason, not the value;
+#     names the key, the column and the reason, not the value (in English
+#     and in French, whose messages quote with guillemets);
 #   - a row the copy's CHECK constraint refuses: PostgreSQL's DETAIL
 #     "Failing row contains (...)" is left out;
 #   - a warehouse view whose cast fails on a row: the driver's message
@@ -34,7 +35,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 log=$TS_DIR/dest.log
 log_start=$(wc -l <"$log")
 
-echo "1..19"
+echo "1..20"
 
 setup_db
 whq <<SQL
@@ -93,7 +94,7 @@ no_mark() {  # NAME TEXT: ok if TEXT does not hold the marker
     if [[ $2 == *"$MARK"* ]]; then nok "$1"; diag "$2"; else ok "$1"; fi
 }
 
-# 1-9: a first load held in its COPY, then cancelled, terminated, or its
+# 1-10: a first load held in its COPY, then cancelled, terminated, or its
 # caller cancelled
 for how in cancel terminate caller; do
     t=rv_$how
@@ -128,7 +129,7 @@ for how in cancel terminate caller; do
 done
 q -c "DELETE FROM public.rv_hold"
 
-# 11-12: a value the local type rejects
+# 11-13: a value the local type rejects, in English and in French
 q -c "CREATE TABLE public.rv_bad (id bigint PRIMARY KEY, amount integer, synced_at timestamp)"
 register rv_bad rv_bad ""
 q -c "SELECT status FROM treble_sync.sync_table('rv_bad')" >/dev/null 2>&1
@@ -140,8 +141,23 @@ else
     nok "a bad value fails the cycle naming its key, column and reason"
 fi
 no_mark "the run's error of a bad value holds no value" "$row"
+# the same in French, whose messages quote with guillemets
+if q -c "SET lc_messages = 'fr_FR.UTF-8'" >/dev/null 2>&1; then
+    q -c "ALTER DATABASE $DB SET lc_messages = 'fr_FR.UTF-8'"
+    q -c "SELECT status FROM treble_sync.sync_table('rv_bad')" >/dev/null 2>&1
+    q -c "ALTER DATABASE $DB RESET lc_messages"
+    row=$(last_run rv_bad)
+    echo "# rv_bad in French: ${row:0:200}"
+    if [[ $row == *'key (42), column "amount": '* && $row != *"$MARK"* ]]; then
+        ok "in French too, the run's error of a bad value holds its key and no value"
+    else
+        nok "in French too, the run's error of a bad value holds its key and no value"
+    fi
+else
+    ok "# skip no fr_FR.UTF-8 locale"
+fi
 
-# 13-14: a row the copy's CHECK constraint refuses (straight into the
+# 14-15: a row the copy's CHECK constraint refuses (straight into the
 # empty copy, then through the staging table's INSERT)
 q -c "CREATE TABLE public.rv_check (id bigint PRIMARY KEY, note text CHECK (note NOT LIKE '${MARK}42 %'), synced_at timestamp)"
 register rv_check rv_rows ""
@@ -155,7 +171,7 @@ else
 fi
 no_mark "the run's error of a CHECK violation holds no value" "$row"
 
-# 15-16: the warehouse's own error about a value (a view's cast)
+# 16-17: the warehouse's own error about a value (a view's cast)
 register rv_cast rv_cast ""
 q -c "SELECT status FROM treble_sync.sync_table('rv_cast')" >/dev/null 2>&1
 row=$(last_run rv_cast)
@@ -167,7 +183,7 @@ else
 fi
 no_mark "the driver's message about a value holds no value" "$row"
 
-# 17: nowhere in the catalog but the quarantine
+# 18: nowhere in the catalog but the quarantine
 found=$(q <<'SQL'
 SELECT coalesce(string_agg(c.relname, ' ' ORDER BY c.relname), '')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -179,7 +195,7 @@ SQL
 )
 check "no table of the catalog but the quarantine holds a value" "" "$found"
 
-# 18-19: the server log, read once the log lines are written
+# 19-20: the server log, read once the log lines are written
 sleep 0.5
 sed -n "$((log_start + 1)),\$p" "$log" >"$TS_DIR/row_values.log"
 if grep -q "holding row $HOLD_ID" "$TS_DIR/row_values.log"; then
