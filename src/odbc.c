@@ -254,6 +254,30 @@ clickhouse_network_error(const char *msg)
 }
 
 /*
+ * ClickHouse reports a value it cannot take as HY000 too, with the name of
+ * its error code in parentheses: "Cannot parse string 'abc' as Int32: ...
+ * (CANNOT_PARSE_TEXT)".  These are the codes of such errors, which quote
+ * the value.
+ */
+static bool
+clickhouse_value_error(const char *msg)
+{
+	static const char *const value[] = {
+		"(CANNOT_PARSE_", "(CANNOT_CONVERT_TYPE)", "(CANNOT_READ_ARRAY_FROM_TEXT)",
+		"(VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE)", "(ARGUMENT_OUT_OF_BOUND)",
+		"(INCORRECT_DATA)", "(DECIMAL_OVERFLOW)", "(TOO_LARGE_STRING_SIZE)",
+		"(CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN)", "(BAD_ARGUMENTS)",
+	};
+
+	if (msg == NULL)
+		return false;
+	for (size_t i = 0; i < lengthof(value); i++)
+		if (strstr(msg, value[i]) != NULL)
+			return true;
+	return false;
+}
+
+/*
  * Did the warehouse refuse the credentials?  SQLSTATE class 28 says so; but
  * psqlODBC reports libpq's refusal as 08001 ("FATAL:  password
  * authentication failed for user ..."), and ClickHouse's driver every
@@ -331,12 +355,14 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 									 password);
 
 			/*
-			 * A data exception (class 22) is about a value, which the
-			 * warehouse may quote: a view's failing cast, say.  The value is
-			 * the warehouse's data, and errors are logged.
+			 * A data exception (class 22, or ClickHouse's kind of it) is
+			 * about a value, which the warehouse may quote: a view's failing
+			 * cast, say.  The value is the warehouse's data, and errors are
+			 * logged: what the messages quote is taken out.
 			 */
 			if (i == 1)
-				about_a_value = strncmp(state8, "22", 2) == 0;
+				about_a_value = strncmp(state8, "22", 2) == 0 ||
+					(conn && driver_is(conn, DRIVER_CLICKHOUSE) && clickhouse_value_error(msg8));
 			if (about_a_value)
 				msg8 = WorkerRedactQuoted(msg8);
 			if (i == 1)
