@@ -737,6 +737,7 @@ WorkerCopyBegin(WorkerCopyGuard *guard)
 		emit_log_hook = copy_emit_log_hook;
 		copy_hook_installed = true;
 	}
+	Assert(guard != current_copy);
 	guard->outer = error_context_stack;
 	guard->previous = current_copy;
 	current_copy = guard;
