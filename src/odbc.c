@@ -228,6 +228,18 @@ odbc_sqlstate_is_transient(const char *state)
 		strcmp(state, "57014") == 0 || strcmp(state, "HY018") == 0;
 }
 
+/* Whether a driver's message (or NULL) holds one of n strings. */
+static bool
+message_has_any(const char *msg, const char *const *strings, size_t n)
+{
+	if (msg == NULL)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strstr(msg, strings[i]) != NULL)
+			return true;
+	return false;
+}
+
 /*
  * ClickHouse's driver reports every failure as SQLSTATE HY000, a refused or
  * lost connection too, and it connects only when the first statement runs
@@ -245,12 +257,7 @@ clickhouse_network_error(const char *msg)
 		"I/O error",
 	};
 
-	if (msg == NULL)
-		return false;
-	for (size_t i = 0; i < lengthof(network); i++)
-		if (strstr(msg, network[i]) != NULL)
-			return true;
-	return false;
+	return message_has_any(msg, network, lengthof(network));
 }
 
 /*
@@ -269,12 +276,7 @@ clickhouse_value_error(const char *msg)
 		"(CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN)", "(BAD_ARGUMENTS)",
 	};
 
-	if (msg == NULL)
-		return false;
-	for (size_t i = 0; i < lengthof(value); i++)
-		if (strstr(msg, value[i]) != NULL)
-			return true;
-	return false;
+	return message_has_any(msg, value, lengthof(value));
 }
 
 /*
