@@ -42,6 +42,7 @@
 #include "attempt.h"
 #include "odbc.h"
 #include "option.h"
+#include "worker.h"
 
 #include <sqlucode.h>
 
@@ -227,6 +228,18 @@ odbc_sqlstate_is_transient(const char *state)
 		strcmp(state, "57014") == 0 || strcmp(state, "HY018") == 0;
 }
 
+/* Whether a driver's message (or NULL) holds one of n strings. */
+static bool
+message_has_any(const char *msg, const char *const *strings, size_t n)
+{
+	if (msg == NULL)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strstr(msg, strings[i]) != NULL)
+			return true;
+	return false;
+}
+
 /*
  * ClickHouse's driver reports every failure as SQLSTATE HY000, a refused or
  * lost connection too, and it connects only when the first statement runs
@@ -244,12 +257,26 @@ clickhouse_network_error(const char *msg)
 		"I/O error",
 	};
 
-	if (msg == NULL)
-		return false;
-	for (size_t i = 0; i < lengthof(network); i++)
-		if (strstr(msg, network[i]) != NULL)
-			return true;
-	return false;
+	return message_has_any(msg, network, lengthof(network));
+}
+
+/*
+ * ClickHouse reports a value it cannot take as HY000 too, with the name of
+ * its error code in parentheses: "Cannot parse string 'abc' as Int32: ...
+ * (CANNOT_PARSE_TEXT)".  These are the codes of such errors, which quote
+ * the value.
+ */
+static bool
+clickhouse_value_error(const char *msg)
+{
+	static const char *const value[] = {
+		"(CANNOT_PARSE_", "(CANNOT_CONVERT_TYPE)", "(CANNOT_READ_ARRAY_FROM_TEXT)",
+		"(VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE)", "(ARGUMENT_OUT_OF_BOUND)",
+		"(INCORRECT_DATA)", "(DECIMAL_OVERFLOW)", "(TOO_LARGE_STRING_SIZE)",
+		"(CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN)", "(BAD_ARGUMENTS)",
+	};
+
+	return message_has_any(msg, value, lengthof(value));
 }
 
 /*
@@ -305,6 +332,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	char		first_state[6] = "HY000";
 	bool		transient;
 	bool		authentication;
+	bool		about_a_value = false;
 
 	/* a call stopped by OdbcCancelRemoteCall(): report the cancel itself */
 	CHECK_FOR_INTERRUPTS();
@@ -327,6 +355,18 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 			state8 = OdbcWideToUtf8(state, 5);
 			msg8 = OptionScrubSecret(OdbcWideToUtf8(msg, Min(msglen, (SQLSMALLINT) (lengthof(msg) - 1))),
 									 password);
+
+			/*
+			 * A data exception (class 22, or ClickHouse's kind of it) is
+			 * about a value, which the warehouse may quote: a view's failing
+			 * cast, say.  The value is the warehouse's data, and errors are
+			 * logged: what the messages quote is taken out.
+			 */
+			if (i == 1)
+				about_a_value = strncmp(state8, "22", 2) == 0 ||
+					(conn && driver_is(conn, DRIVER_CLICKHOUSE) && clickhouse_value_error(msg8));
+			if (about_a_value)
+				msg8 = WorkerRedactQuoted(msg8);
 			if (i == 1)
 			{
 				strlcpy(first_state, state8, sizeof(first_state));

@@ -306,6 +306,7 @@ clip_copy(char *dst, const char *src, Size size)
 static void
 keep_error(ReadAheadShared *shared, ErrorData *edata)
 {
+	WorkerScrubError(edata);	/* no warehouse value in what is handed on */
 	shared->stopped = WorkerWasSignalled();
 	shared->transient = CurrentAttempt && CurrentAttempt->transient;
 	shared->sqlerrcode = edata->sqlerrcode;

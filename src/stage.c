@@ -50,6 +50,7 @@
 #include "schema.h"
 #include "security.h"
 #include "stage.h"
+#include "worker.h"
 
 /*
  * State of the COPY data-source callback.  COPY's callback takes no
@@ -439,10 +440,14 @@ fill_batch(void)
 }
 
 /*
- * In the PG_CATCH of a subtransaction around COPY: keep the error, roll the
- * subtransaction back and return to cxt and owner.  A row the local types
- * reject (a data exception or a constraint) is returned for the caller to
- * deal with; any other error is raised again.
+ * In the PG_CATCH of a subtransaction around COPY (or around the input
+ * functions of a batch's values): keep the error, roll the subtransaction
+ * back and return to cxt and owner.  A row the local types reject (a data
+ * exception or a constraint) is returned for the caller to deal with; any
+ * other error (a cancel, a terminate, a trigger's error) is raised again.
+ * Either way without its context: what COPY or an input function added
+ * there shows the row's values (COPY's line, JSON's "JSON data, line 1:
+ * ..."); raised again, the error gets the context around the COPY anew.
  */
 static ErrorData *
 rollback_data_error(MemoryContext cxt, ResourceOwner owner)
@@ -455,27 +460,33 @@ rollback_data_error(MemoryContext cxt, ResourceOwner owner)
 	RollbackAndReleaseCurrentSubTransaction();
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
+	edata->context = NULL;
 	if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
 		ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
-		ReThrowError(edata);
+		ThrowErrorData(edata);
 	return edata;
 }
 
 /*
  * COPY lines [from, to) of the batch into rel (the staging table, or the
- * copy with its synced columns named).
+ * copy with its synced columns named).  COPY runs guarded, so that no
+ * message raised inside it carries the line it was at (worker.c); the
+ * caller ends the guard if it fails.
  */
 static void
-copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, int from, int to)
+copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, int from, int to,
+		   WorkerCopyGuard *guard)
 {
 	CopyFromState cstate;
 
 	feed->copy_pos = feed->offsets[from];
 	feed->copy_end = feed->offsets[to];
+	WorkerCopyBegin(guard);
 	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, stage_copy_source, columns, options);
 	ProgressResume();			/* COPY took the progress slots over */
 	CopyFrom(cstate);
 	EndCopyFrom(cstate);
+	WorkerCopyEnd(guard);
 	ProgressResume();			/* and gave them up */
 }
 
@@ -490,18 +501,21 @@ try_copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, i
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	ErrorData  *volatile edata = NULL;
+	WorkerCopyGuard guard;
 
+	memset(&guard, 0, sizeof(guard));
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		copy_lines(rel, pstate, columns, options, from, to);
+		copy_lines(rel, pstate, columns, options, from, to, &guard);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
 	}
 	PG_CATCH();
 	{
+		WorkerCopyEnd(&guard);
 		edata = rollback_data_error(cxt, owner);
 	}
 	PG_END_TRY();
@@ -705,7 +719,9 @@ bad_row(const char *line, const char *column, const char *reason, bool null_key)
  * fails the cycle with an error that names the table, key, column and
  * reason.  The batch is copied in a subtransaction so that, when it fails,
  * the bad line and column can be found (locate_bad_value(), else line by
- * line) before the error is raised.
+ * line) before the error is raised.  The reason is PostgreSQL's message
+ * with the value taken out (the quarantine alone keeps values), and
+ * neither its DETAIL nor COPY's context, which show the row, are kept.
  */
 static void
 copy_or_explain(Relation rel, ParseState *pstate, List *options)
@@ -742,7 +758,9 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 			(errcode(edata->sqlerrcode),
 			 errmsg("bad row in warehouse table \"%s\": key (%s), column \"%s\": %s",
 					feed->cfg->remote_table, key ? key : "unknown",
-					col >= 0 ? feed->names[col] : "unknown", edata->message),
+					col >= 0 ? feed->names[col] : "unknown",
+					ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ?
+					WorkerRedactQuoted(edata->message) : edata->message),
 			 line >= 0 ?
 			 errdetail("Row " INT64_FORMAT " of this pull. Nothing of this cycle was applied.",
 					   feed->first_row + line) :

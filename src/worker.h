@@ -26,6 +26,21 @@ extern void WorkerInitHelper(Oid database_id, Oid session_user_id, Oid user_id,
 							 int lock_timeout);
 extern OdbcConn *WorkerConnectWarehouse(TableConfig *cfg, MemoryContext cxt);
 extern bool WorkerWasSignalled(void);
+
+/*
+ * Keeping warehouse values out of the errors and log lines of a cycle:
+ * around each COPY (stage.c), and for every error stored or logged.
+ */
+typedef struct WorkerCopyGuard
+{
+	ErrorContextCallback *outer;	/* the error context stack COPY runs without */
+	struct WorkerCopyGuard *previous;	/* a COPY this one runs inside, or NULL */
+} WorkerCopyGuard;
+
+extern void WorkerCopyBegin(WorkerCopyGuard *guard);
+extern void WorkerCopyEnd(WorkerCopyGuard *guard);
+extern void WorkerScrubError(ErrorData *edata);
+extern char *WorkerRedactQuoted(const char *message);
 extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
 extern PGDLLEXPORT void treble_sync_chunk_worker_main(Datum main_arg);
 
