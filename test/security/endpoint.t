@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+#
+# One endpoint per server: a role that is not a superuser, granted USAGE on
+# the wrapper (as docs/security.md describes), must not make the worker
+# reach a Unix socket, where a packaged cluster trusts its own OS user
+# (`local all postgres peer`).
+#
+# The target is a cluster of this script's own, laid out as Debian packages
+# one: its socket in libpq's default directory (/var/run/postgresql) and on
+# an abstract socket, `local all postgres peer`, and a password (scram)
+# for every TCP connection. A server that reaches it over TCP with a made-up
+# password is refused by the cluster; one that reaches a socket logs in as
+# postgres and copies any table. Every attack below is tried twice: at
+# CREATE SERVER by the non-superuser (the validator), and at connect on a
+# server a superuser created and gave to it (a server made before the rule,
+# or changed hands). Each is refused with an error naming the key, and the
+# attacker's copy receives nothing:
+#
+#   - psqlODBC reads Server and Servername into one field, the last one
+#     winning: Server=127.0.0.1;Servername= (empty host: the default
+#     socket), in either order and any case;
+#   - Server=@name (an abstract socket), Server=,127.0.0.1 (a libpq host
+#     list whose empty entry is the socket), Server=/dir (a socket
+#     directory), a port that is not a number;
+#   - a DSN: one without a Servername (a DSN for local use), one with a host
+#     but a Servername= after it in the connection string, and one changed
+#     in odbc.ini after the server was created;
+#   - MariaDB: SOCKET=, NamedPipe=, TCPIP=0, OPTION= and a SERVERNAME= after
+#     SERVER= are refused (the driver forces TCP otherwise, localhost
+#     included);
+#   - ClickHouse and SQLite are refused outright for such a server;
+#   - the legitimate servers still work: a driver string and a DSN to the
+#     warehouse, which the worker reaches with the host and port appended
+#     last.
+
+DB=sec_endpoint
+ROLES=(sec_ep_user)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+TMP=$(mktemp -d /tmp/sec_endpoint.XXXXXX)
+chmod 0777 "$TMP"
+LAX=$TMP/lax
+DSNS=()
+cleanup() {
+    local d
+    if [[ -f $LAX/postmaster.pid ]]; then
+        $TS_AS_PG "$TS_PG_BIN/pg_ctl" stop -D "$LAX" -m immediate -w >/dev/null 2>&1
+    fi
+    for d in "${DSNS[@]}"; do
+        odbcinst -u -s -l -n "$d" >/dev/null 2>&1
+    done
+    rm -rf "$TMP"
+    finish
+}
+trap cleanup EXIT
+setup_db
+
+PG_CS=$(sq -c "SELECT current_setting('treble_test.wh_odbc')")
+MARIA_CS=$(sq -c "SELECT current_setting('treble_test.mariadb_odbc', true)")
+CH_CS=$(sq -c "SELECT current_setting('treble_test.clickhouse_odbc', true)")
+LITE_CS=$(sq -c "SELECT current_setting('treble_test.sqlite_odbc')")
+
+sq >/dev/null <<SQL
+GRANT treble_sync_admin TO sec_ep_user;
+GRANT CREATE ON SCHEMA public TO sec_ep_user;
+GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO sec_ep_user;
+SQL
+whq -c "DROP TABLE IF EXISTS sec_ep_t" \
+    -c "CREATE TABLE sec_ep_t (id int PRIMARY KEY, v text, synced_at timestamp)" \
+    -c "INSERT INTO sec_ep_t VALUES (1, 'a', '2026-11-28'), (2, 'b', '2026-11-28')"
+
+# --- the lax cluster
+# libpq's default socket directory, where the worker's libpq goes for an
+# empty host
+SOCKDIR=/var/run/postgresql
+LAX_PORT=
+for ((i = 0; i < 200; i++)); do
+    p=$((55000 + RANDOM % 1000))
+    if [[ -z $(ss -Hltn "sport = :$p" 2>/dev/null) && ! -e $SOCKDIR/.s.PGSQL.$p ]]; then
+        LAX_PORT=$p
+        break
+    fi
+done
+LAX_OK=false
+if [[ -n $LAX_PORT ]] && $TS_AS_PG test -w "$SOCKDIR" &&
+    $TS_AS_PG "$TS_PG_BIN/initdb" -D "$LAX" --no-sync -U postgres --auth-local=peer \
+        --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >"$TMP/initdb.log" 2>&1; then
+    $TS_AS_PG tee -a "$LAX/postgresql.conf" >/dev/null <<CONF
+port = $LAX_PORT
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$SOCKDIR, @sec_endpoint_$LAX_PORT'
+fsync = off
+CONF
+    $TS_AS_PG tee "$LAX/pg_hba.conf" >/dev/null <<HBA
+local all postgres peer
+local all all reject
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+HBA
+    if $TS_AS_PG "$TS_PG_BIN/pg_ctl" start -D "$LAX" -l "$TMP/lax.log" -w -t 60 >/dev/null 2>&1; then
+        LAX_OK=true
+    fi
+fi
+laxq() { $TS_AS_PG "$TS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SOCKDIR" -p "$LAX_PORT" -U postgres -d postgres "$@"; }
+if $LAX_OK; then
+    laxq >/dev/null <<SQL
+CREATE TABLE lax_secret (id int PRIMARY KEY, secret text, synced_at timestamp);
+INSERT INTO lax_secret VALUES (1, 'the crown jewels', '2026-11-28');
+SQL
+fi
+
+# an SQL literal
+lit() { printf "'%s'" "${1//\'/\'\'}"; }
+create_server() { echo "CREATE SERVER $1 FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string $(lit "$2"))"; }
+# steal SERVER COPY: register the lax cluster's secret table and pull it
+steal() {
+    echo "SELECT name FROM treble_sync.add_table('lax_secret', '$1', key_columns => '{id}',
+                                                  name => '$2', local_table => '$2');
+          SELECT status FROM treble_sync.sync_table('$2')"
+}
+# how many secret rows the attacker's copy holds
+stolen() {
+    as sec_ep_user -c "SELECT count(*) FROM $1 WHERE secret = 'the crown jewels'" 2>/dev/null || echo 0
+}
+nothing_copied() {
+    check "$1: the attacker's copy received nothing" 0 "$(stolen "$2")"
+}
+
+# attack NAME KEY CONNECTION_STRING: refused at CREATE SERVER by the
+# non-superuser, naming KEY; and refused at connect, naming KEY, on the same
+# string in a server a superuser created and gave away, with nothing copied
+srv=0
+attack() {
+    local name=$1 key=$2 cs=$3
+    srv=$((srv + 1))
+    refused "CREATE SERVER: $name is refused, naming $key" sec_ep_user \
+        "$(create_server a_$srv "$cs")" "HV00D|HV024|HV00J" "$key"
+    sq -c "$(create_server g_$srv "$cs")" -c "ALTER SERVER g_$srv OWNER TO sec_ep_user" >/dev/null
+    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER g_$srv OPTIONS (user 'postgres', password 'anything')" >/dev/null
+    refused "at connect: $name is refused, naming $key" sec_ep_user \
+        "$(steal g_$srv c_$srv)" "HV00D|HV024|HV00J" "$key"
+    nothing_copied "$name" c_$srv
+}
+
+LAXHOST="Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=postgres"
+if $LAX_OK; then
+    # the control: over TCP the lax cluster wants the real password
+    sq -c "$(create_server tcp_only "$LAXHOST")" -c "ALTER SERVER tcp_only OWNER TO sec_ep_user" >/dev/null
+    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER tcp_only OPTIONS (user 'postgres', password 'anything')" >/dev/null
+    refused "control: over TCP a made-up password is refused by the cluster" sec_ep_user \
+        "$(steal tcp_only c_tcp)" "" "password"
+    nothing_copied "control" c_tcp
+
+    attack "psqlODBC Server=127.0.0.1;Servername= (empty host, the default socket)" Servername \
+        "Driver={PostgreSQL Unicode};Server=127.0.0.1;Servername=;Port=$LAX_PORT;Database=postgres"
+    attack "psqlODBC Servername=127.0.0.1;Server= (the other order)" Server \
+        "Driver={PostgreSQL Unicode};Servername=127.0.0.1;Port=$LAX_PORT;Database=postgres;Server="
+    attack "psqlODBC SERVER=127.0.0.1;servername= (other case)" servername \
+        "Driver={PostgreSQL Unicode};SERVER=127.0.0.1;Port=$LAX_PORT;Database=postgres;servername="
+    attack "psqlODBC Server=@name (an abstract socket)" Server \
+        "Driver={PostgreSQL Unicode};Server=@sec_endpoint_$LAX_PORT;Port=$LAX_PORT;Database=postgres"
+    attack "psqlODBC Server=,127.0.0.1 (a host list with an empty host)" Server \
+        "Driver={PostgreSQL Unicode};Server=,127.0.0.1;Port=$LAX_PORT;Database=postgres"
+    attack "psqlODBC Server= a socket directory" Server \
+        "Driver={PostgreSQL Unicode};Server=$SOCKDIR;Port=$LAX_PORT;Database=postgres"
+    attack "psqlODBC a port list" Port \
+        "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT,$LAX_PORT;Database=postgres"
+else
+    for ((i = 0; i < 24; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
+fi
+
+# --- DSNs (system DSNs: root only)
+# add_dsn NAME KEY=VALUE...: a system DSN of psqlODBC, replacing any of that name
+add_dsn() {
+    local name=$1 kv
+    shift
+    odbcinst -u -s -l -n "$name" >/dev/null 2>&1
+    {
+        echo "[$name]"
+        echo "Driver=PostgreSQL Unicode"
+        for kv in "$@"; do echo "$kv"; done
+    } >"$TMP/$name.ini"
+    odbcinst -i -s -l -f "$TMP/$name.ini" >/dev/null
+    DSNS+=("$name")
+}
+if $LAX_OK && [[ $(id -u) -eq 0 ]]; then
+    D=sec_ep_$TS_DEST_PORT
+    add_dsn ${D}_local "Port=$LAX_PORT" "Database=postgres"
+    add_dsn ${D}_lax "Servername=127.0.0.1" "Port=$LAX_PORT" "Database=postgres"
+    add_dsn ${D}_chg "Servername=127.0.0.1" "Port=$LAX_PORT" "Database=postgres"
+    attack "a DSN without a Servername (the local socket)" Servername "DSN=${D}_local"
+    attack "a DSN with a host and a Servername= after it" Servername "DSN=${D}_lax;Servername="
+    refused "CREATE SERVER: a dsn option naming a DSN without a Servername is refused" sec_ep_user \
+        "CREATE SERVER d_opt FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn '${D}_local')" "HV00D|HV024|HV00J" Servername
+
+    # a DSN changed after the server was created
+    accepted "CREATE SERVER: a DSN with a host is accepted" sec_ep_user \
+        "CREATE SERVER d_chg FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn '${D}_chg');
+         CREATE USER MAPPING FOR CURRENT_USER SERVER d_chg OPTIONS (user 'postgres', password 'anything')"
+    add_dsn ${D}_chg "Port=$LAX_PORT" "Database=postgres"
+    refused "at connect: a DSN whose Servername was removed in odbc.ini is refused" sec_ep_user \
+        "$(steal d_chg c_chg)" "HV00D|HV024|HV00J" Servername
+    nothing_copied "a DSN changed in odbc.ini" c_chg
+
+    # the legitimate DSN: the warehouse, with its real credentials
+    add_dsn ${D}_wh "Servername=127.0.0.1" "Port=$TS_WH_PORT" "Database=wh"
+    as sec_ep_user -c "CREATE SERVER d_wh FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn '${D}_wh')" >/dev/null
+    map_reader sec_ep_user d_wh >/dev/null
+    try sec_ep_user "SELECT name FROM treble_sync.add_table('sec_ep_t', 'd_wh', key_columns => '{id}', name => 'ok_dsn', local_table => 'ok_dsn');
+                     SELECT status FROM treble_sync.sync_table('ok_dsn')"
+    check "a non-superuser's DSN server to the warehouse syncs" success "$(tail -n 1 <<<"$OUT")"
+    ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
+else
+    for ((i = 0; i < 10; i++)); do skip "system DSNs need root and the lax cluster"; done
+fi
+
+# --- the legitimate driver string: the warehouse, with its real credentials
+as sec_ep_user -c "$(create_server s_wh "$PG_CS")" >/dev/null
+map_reader sec_ep_user s_wh >/dev/null
+try sec_ep_user "SELECT name FROM treble_sync.add_table('sec_ep_t', 's_wh', key_columns => '{id}', name => 'ok_cs', local_table => 'ok_cs');
+                 SELECT status FROM treble_sync.sync_table('ok_cs')"
+check "a non-superuser's psqlODBC server to the warehouse syncs" success "$(tail -n 1 <<<"$OUT")"
+((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
+check "its copy holds the warehouse's rows" 2 "$(as sec_ep_user -c "SELECT count(*) FROM ok_cs" 2>&1)"
+
+# --- MariaDB: TCP unless a socket or pipe is asked for
+if [[ -n $MARIA_CS ]]; then
+    for extra in "SOCKET=" "SOCKET=mysqld.sock" "NamedPipe=1" "TCPIP=0" "OPTION=8192" "USE_MYCNF=1"; do
+        refused "CREATE SERVER: MariaDB $extra is refused, naming ${extra%%=*}" sec_ep_user \
+            "$(create_server m_$n "$MARIA_CS;$extra")" "HV00D|HV024|HV00J" "${extra%%=*}"
+    done
+    refused "CREATE SERVER: MariaDB SERVER=127.0.0.1;SERVERNAME= is refused, naming SERVERNAME" sec_ep_user \
+        "$(create_server m_$n "$MARIA_CS;SERVERNAME=")" "HV00D|HV024|HV00J" SERVERNAME
+    refused "CREATE SERVER: MariaDB SERVER= empty is refused, naming Server" sec_ep_user \
+        "$(create_server m_$n "${MARIA_CS/Server=127.0.0.1/Server=}")" "HV00D|HV024|HV00J" Server
+    as sec_ep_user -c "$(create_server m_wh "$MARIA_CS")" >/dev/null
+    map_reader sec_ep_user m_wh >/dev/null
+    mariadb --no-defaults -S "$TS_MARIADB_SOCK" -uroot wh <<'SQL'
+DROP TABLE IF EXISTS sec_ep_t;
+CREATE TABLE sec_ep_t (id INT PRIMARY KEY, v VARCHAR(10), synced_at DATETIME(6));
+INSERT INTO sec_ep_t VALUES (1, 'a', '2026-11-28'), (2, 'b', '2026-11-28');
+SQL
+    try sec_ep_user "SELECT name FROM treble_sync.add_table('sec_ep_t', 'm_wh', key_columns => '{id}', name => 'ok_maria', local_table => 'ok_maria');
+                     SELECT status FROM treble_sync.sync_table('ok_maria')"
+    check "a non-superuser's MariaDB server to the warehouse syncs" success "$(tail -n 1 <<<"$OUT")"
+    ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
+else
+    for ((i = 0; i < 9; i++)); do skip "MariaDB is not installed"; done
+fi
+
+# --- drivers such a role may not use at all
+if [[ -n $CH_CS ]]; then
+    refused "CREATE SERVER: a ClickHouse server is refused" sec_ep_user \
+        "$(create_server ch_$n "$CH_CS")" 42501 ClickHouse
+    refused "CREATE SERVER: ClickHouse Host= and Server= are refused too" sec_ep_user \
+        "$(create_server ch_$n "$CH_CS;Host=;Server=")" 42501 ClickHouse
+else
+    skip "ClickHouse is not installed"; skip "ClickHouse is not installed"
+fi
+refused "CREATE SERVER: an SQLite server is refused" sec_ep_user \
+    "$(create_server lite_$n "$LITE_CS")" 42501 SQLite
+
+check "no refused server exists" 0 \
+    "$(sq -c "SELECT count(*) FROM pg_foreign_server WHERE srvname ~ '^(a_|m_[0-9]|ch_|lite_|d_opt)'")"
