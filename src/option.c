@@ -87,6 +87,25 @@ typedef struct DriverSetting
 	bool		streaming;		/* only for connections that pull rows */
 } DriverSetting;
 
+/*
+ * Where a driver connects to, as the driver itself decides it (only for the
+ * families a server not owned by a superuser may use).  Each setting may
+ * have several names, which the driver reads into one field, ignoring case,
+ * the last one given winning; a DSN's entries are read first and every key
+ * of the connection string overrides them.
+ */
+typedef struct DriverEndpoint
+{
+	const char *const *host;	/* its names; the first is the one appended */
+	const char *const *port;
+	const char *const *dsn_host;	/* odbc.ini entries read, the first set wins */
+	const char *const *dsn_port;
+	const char *const *dsn_refused; /* odbc.ini entries that choose a socket,
+									 * a pipe or an options file */
+	bool		localhost_socket;	/* its client library reads "localhost" as
+									 * its Unix socket */
+} DriverEndpoint;
+
 typedef struct KnownDriver
 {
 	DriverFamily family;
@@ -95,6 +114,7 @@ typedef struct KnownDriver
 	bool		braces;			/* honours ODBC's {...} quoting of values */
 	DriverSetting settings[2];
 	const char *const *allowed; /* keys a server not owned by a superuser may set */
+	const DriverEndpoint *endpoint; /* with allowed: how it reads its endpoint */
 } KnownDriver;
 
 /*
@@ -118,18 +138,59 @@ static const char *const mysql_allowed[] = {
 	NULL
 };
 
+/*
+ * psqlODBC 13 (copyConnAttributes in its dlg_specific.c) reads Server and
+ * Servername into one field and Port into another; from a DSN it reads
+ * Servername and Port (getDSNinfo), and pqopt, whose libpq keywords could
+ * name another host.  It hands the host to libpq as is: empty means libpq's
+ * default socket directory, a path or a name starting with @ a Unix socket,
+ * a comma a list of hosts (an empty entry of which is the socket again).
+ */
+static const char *const psqlodbc_host[] = {"Servername", "Server", NULL};
+static const char *const psqlodbc_port[] = {"Port", NULL};
+static const char *const psqlodbc_dsn_host[] = {"Servername", NULL};
+static const char *const no_keys[] = {NULL};
+
+static const DriverEndpoint psqlodbc_endpoint = {
+	psqlodbc_host, psqlodbc_port, psqlodbc_dsn_host, psqlodbc_port, no_keys, false
+};
+
+/*
+ * MariaDB Connector/ODBC 3.1 (DsnKeys in its ma_dsn.c) reads SERVER and its
+ * alias SERVERNAME into one field, the last one winning; it connects over
+ * TCP, "localhost" and an empty SERVER included, unless SOCKET (even empty)
+ * or NamedPipe is set or an OPTION bit asks for a named pipe (8192) or
+ * my.cnf (65536), which could name a socket.  MySQL Connector/ODBC takes
+ * SERVER and its libmysqlclient reads "localhost" as its Unix socket.
+ */
+static const char *const mysql_host[] = {"SERVER", "SERVERNAME", NULL};
+static const char *const mysql_port[] = {"PORT", NULL};
+static const char *const mysql_dsn_refused[] = {
+	"SOCKET", "NamedPipe", "NAMED_PIPE", "USE_MYCNF", "READ_OPTIONS_FROM_MYCNF", NULL
+};
+
+#define MYSQL_OPTION_NAMED_PIPE 8192
+#define MYSQL_OPTION_USE_MYCNF	65536
+
+static const DriverEndpoint mariadb_endpoint = {
+	mysql_host, mysql_port, mysql_host, mysql_port, mysql_dsn_refused, false
+};
+static const DriverEndpoint mysql_endpoint = {
+	mysql_host, mysql_port, mysql_host, mysql_port, mysql_dsn_refused, true
+};
+
 static const KnownDriver known_drivers[] = {
 	/* a server-side cursor, fetch_size rows at a time */
 	{DRIVER_PSQLODBC, "psqlODBC", {"psqlodbc", NULL}, true,
 		{{"UseDeclareFetch", "1", true}, {"Fetch", "%d", true}},
-	psqlodbc_allowed},
+	psqlodbc_allowed, &psqlodbc_endpoint},
 	/* row by row (MariaDB Connector/ODBC 3.1.17 and later) */
 	{DRIVER_MARIADB, "MariaDB Connector/ODBC", {"libmaodbc", "maodbc"}, true,
 		{{"NO_CACHE|STREAMRS", "1", true}, {"FORWARDONLY", "1", true}},
-	mysql_allowed},
+	mysql_allowed, &mariadb_endpoint},
 	{DRIVER_MYSQL, "MySQL Connector/ODBC", {"libmyodbc", "myodbc"}, true,
 		{{"NO_CACHE", "1", true}, {"FORWARD_CURSOR", "1", true}},
-	mysql_allowed},
+	mysql_allowed, &mysql_endpoint},
 	/*
 	 * Step through the statement instead of reading it whole, and never
 	 * create the warehouse file: a mistyped path is an error.  The SQLite
@@ -138,7 +199,7 @@ static const KnownDriver known_drivers[] = {
 	 */
 	{DRIVER_SQLITE, "SQLite ODBC", {"libsqlite", "sqlite"}, false,
 		{{"StepAPI", "1", true}, {"NoCreat", "1", false}},
-	NULL},
+	NULL, NULL},
 
 	/*
 	 * The official ClickHouse ODBC driver (libclickhouseodbcw.so).  It
@@ -154,7 +215,7 @@ static const KnownDriver known_drivers[] = {
 	 */
 	{DRIVER_CLICKHOUSE, "ClickHouse ODBC", {"libclickhouseodbc", "clickhouseodbc"}, false,
 		{{"DriverLog", "off", false}, {NULL, NULL, false}},
-	NULL},
+	NULL, NULL},
 };
 
 /* The known driver of a family; NULL for DRIVER_UNKNOWN. */
@@ -404,21 +465,32 @@ data_source_exists(const char *dsn, SQLUSMALLINT first)
 }
 
 /*
+ * An entry of a data source, from the system odbc.ini only or from both
+ * (as the driver manager and the drivers read it: the key ignoring case),
+ * or NULL if it is missing or empty.
+ */
+static char *
+data_source_entry(const char *dsn, const char *key, bool system_only)
+{
+	char		value[1024];
+	int			n;
+
+	SQLSetConfigMode(system_only ? ODBC_SYSTEM_DSN : ODBC_BOTH_DSN);
+	n = SQLGetPrivateProfileString(dsn, key, "", value, sizeof(value), "ODBC.INI");
+	SQLSetConfigMode(ODBC_BOTH_DSN);
+	if (n <= 0 || value[0] == '\0')
+		return NULL;
+	return pstrdup(value);
+}
+
+/*
  * The Driver entry of a data source (a registered driver's name or a
  * library path), from the system odbc.ini only or from both, or NULL.
  */
 static char *
 data_source_driver(const char *dsn, bool system_only)
 {
-	char		driver[1024];
-	int			n;
-
-	SQLSetConfigMode(system_only ? ODBC_SYSTEM_DSN : ODBC_BOTH_DSN);
-	n = SQLGetPrivateProfileString(dsn, "Driver", "", driver, sizeof(driver), "ODBC.INI");
-	SQLSetConfigMode(ODBC_BOTH_DSN);
-	if (n <= 0 || driver[0] == '\0')
-		return NULL;
-	return pstrdup(driver);
+	return data_source_entry(dsn, "Driver", system_only);
 }
 
 /*
@@ -541,6 +613,209 @@ vet_dsn(const char *dsn, ForeignServer *server)
 	return family_of_driver(data_source_driver(dsn, true));
 }
 
+/*
+ * Whether a host is one name or address the driver reaches over TCP:
+ * letters, digits and . - _ : only.  This leaves out what makes a driver
+ * use a Unix socket or another host than the one judged: an empty value, a
+ * path, libpq's @abstract sockets, a comma-separated list of hosts (whose
+ * empty entries are the default socket), spaces a driver may trim.
+ */
+static bool
+host_is_tcp(const char *host)
+{
+	if (host[0] == '\0' || host[0] == '-')
+		return false;
+	for (const char *c = host; *c; c++)
+		if (!isalnum((unsigned char) *c) && *c != '.' && *c != '-' && *c != '_' && *c != ':')
+			return false;
+	return true;
+}
+
+/* Whether a port is a TCP port number: 1 to 65535, digits only. */
+static bool
+port_is_valid(const char *port)
+{
+	size_t		len = strlen(port);
+
+	if (len == 0 || len > 5 || strspn(port, "0123456789") != len)
+		return false;
+	return atoi(port) >= 1 && atoi(port) <= 65535;
+}
+
+/*
+ * The part of a parsed connection string that sets one of a driver's
+ * settings (under any of its names), or NULL.  A setting given twice is
+ * refused: the driver would take the last one, and a reader of the
+ * server's options the first.
+ */
+static ConnKey *
+setting_key(List *keys, const char *const *names, const char *what,
+			const KnownDriver *known, ForeignServer *server)
+{
+	ConnKey    *found = NULL;
+	ListCell   *lc;
+
+	foreach(lc, keys)
+	{
+		ConnKey    *ck = lfirst(lc);
+
+		if (!key_in(ck->key, names))
+			continue;
+		if (found != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("connection string keys \"%s\" and \"%s\" both set the %s",
+							found->key, ck->key, what),
+					 vet_detail(server),
+					 errhint("%s reads them as one setting, the last one winning: give the %s once.",
+							 known->name, what)));
+		found = ck;
+	}
+	return found;
+}
+
+/*
+ * Refuse a data source's entries that take a server not owned by a
+ * superuser elsewhere than its host and port: a socket, a pipe, an options
+ * file (MariaDB and MySQL), libpq keywords naming a host, port or service
+ * (psqlODBC's pqopt).  The administrator's DSN may be meant for local use by
+ * a superuser's server; such a role's server may not borrow it.
+ */
+static void
+vet_dsn_endpoint(const KnownDriver *known, const char *dsn, ForeignServer *server)
+{
+	const char *refused = NULL;
+
+	for (const char *const *k = known->endpoint->dsn_refused; *k && !refused; k++)
+		if (data_source_entry(dsn, *k, true) != NULL)
+			refused = *k;
+
+	if (!refused && (known->family == DRIVER_MARIADB || known->family == DRIVER_MYSQL))
+	{
+		static const char *const option_keys[] = {"OPTIONS", "OPTION", NULL};
+
+		for (const char *const *k = option_keys; *k && !refused; k++)
+		{
+			char	   *bits = data_source_entry(dsn, *k, true);
+
+			if (bits && (strtoul(bits, NULL, 10) &
+						 (MYSQL_OPTION_NAMED_PIPE | MYSQL_OPTION_USE_MYCNF)) != 0)
+				refused = *k;
+		}
+	}
+
+	if (!refused && known->family == DRIVER_PSQLODBC)
+	{
+		char	   *pqopt = data_source_entry(dsn, "pqopt", true);
+
+		if (pqopt)
+		{
+			char	   *lower = asc_tolower(pqopt, strlen(pqopt));
+
+			if (strstr(lower, "host") || strstr(lower, "port") || strstr(lower, "service"))
+				refused = "pqopt";
+		}
+	}
+
+	if (refused)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("entry \"%s\" of data source \"%s\" is not allowed on a server owned by a role that is not a superuser",
+						refused, dsn),
+				 vet_detail(server),
+				 errhint("With it %s can connect through a local socket or pipe, or elsewhere than the data source's host and port; name a data source that gives only a host and a port.",
+						 known->name)));
+}
+
+/*
+ * Judge the endpoint a server not owned by a superuser makes the driver use,
+ * read the way the driver reads it: a DSN's entries first (dsn is NULL for
+ * a Driver= string), then the connection string's keys, every name of a
+ * setting being one key.  It must be one host reached over TCP and, if
+ * given, a port number.  *host and *port (NULL if no port is given) are
+ * what OptionConnectionString appends last, so that the driver uses them
+ * whatever else it read.
+ */
+static void
+vet_endpoint(const KnownDriver *known, List *keys, const char *dsn,
+			 ForeignServer *server, char **host, char **port)
+{
+	const DriverEndpoint *ep = known->endpoint;
+	ConnKey    *hostkey;
+	ConnKey    *portkey;
+	char	   *h = NULL;
+	char	   *p = NULL;
+
+	Assert(ep != NULL);
+	hostkey = setting_key(keys, ep->host, "host", known, server);
+	portkey = setting_key(keys, ep->port, "port", known, server);
+
+	if (dsn)
+	{
+		vet_dsn_endpoint(known, dsn, server);
+		for (const char *const *k = ep->dsn_host; *k && h == NULL; k++)
+			h = data_source_entry(dsn, *k, true);
+		for (const char *const *k = ep->dsn_port; *k && p == NULL; k++)
+			p = data_source_entry(dsn, *k, true);
+	}
+	if (hostkey)
+		h = hostkey->value;
+	if (portkey)
+		p = portkey->value;
+
+	if (h == NULL && dsn == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("connection string key \"Server\" is required on a server owned by a role that is not a superuser"),
+				 vet_detail(server),
+				 errhint("Name the warehouse's host: Server=host.example.com.")));
+	if (h == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("data source \"%s\" names no host in its \"%s\" entry", dsn, ep->dsn_host[0]),
+				 vet_detail(server),
+				 errhint("Without a host the driver connects through its local Unix socket, as the database server's operating-system user: name a data source that gives a host, or add %s=host to the connection string.",
+						 ep->host[0])));
+	if (!host_is_tcp(h) || (ep->localhost_socket && pg_strcasecmp(h, "localhost") == 0))
+	{
+		const char *hint = ep->localhost_socket
+			? "An empty host, a path, a name starting with @, a list of hosts or localhost makes the driver use a local socket or another host; name one host reached over TCP, such as 127.0.0.1."
+			: "An empty host, a path, a name starting with @ or a list of hosts makes the driver use a local socket or another host; name one host reached over TCP.";
+
+		if (hostkey)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("the value of connection string key \"%s\" must be a host name or an IP address",
+							hostkey->key),
+					 vet_detail(server),
+					 errhint("%s", hint)));
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("the host entry of data source \"%s\" must be a host name or an IP address", dsn),
+				 vet_detail(server),
+				 errhint("%s", hint)));
+	}
+	if (p && !port_is_valid(p))
+	{
+		if (portkey)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("the value of connection string key \"%s\" must be a port number",
+							portkey->key),
+					 vet_detail(server),
+					 errhint("Give one TCP port, from 1 to 65535.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("the port entry of data source \"%s\" must be a port number", dsn),
+				 vet_detail(server),
+				 errhint("Give one TCP port, from 1 to 65535.")));
+	}
+	if (host)
+		*host = pstrdup(h);
+	if (port)
+		*port = p ? pstrdup(p) : NULL;
+}
+
 /* The keys a family allows, for a hint. */
 static char *
 allowed_key_names(const KnownDriver *known)
@@ -562,7 +837,8 @@ allowed_key_names(const KnownDriver *known)
  * allow-list of keys per family pass.
  */
 static DriverFamily
-vet_connection(List *keys, const char *dsn_option, ForeignServer *server)
+vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
+			   char **host, char **port)
 {
 	ConnKey    *driver = find_key(keys, "Driver");
 	ConnKey    *dsnkey = find_key(keys, "DSN");
@@ -660,23 +936,8 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server)
 					 errhint("Drivers read braces differently; a server owned by a role that is not a superuser may brace only Driver.")));
 	}
 
-	/*
-	 * Without a DSN the host must be given: an empty or absent one means the
-	 * local socket, reached as the server's OS user.
-	 */
-	if (driver)
-	{
-		ConnKey    *host = find_key(keys, "Server");
-
-		if (host == NULL && family == DRIVER_PSQLODBC)
-			host = find_key(keys, "Servername");
-		if (host == NULL || host->value[0] == '\0')
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
-					 errmsg("connection string key \"Server\" is required on a server owned by a role that is not a superuser"),
-					 vet_detail(server),
-					 errhint("Name the warehouse's host: Server=host.example.com.")));
-	}
+	vet_endpoint(known, keys, driver ? NULL : (dsnkey ? dsnkey->value : dsn_option),
+				 server, host, port);
 	return family;
 }
 
@@ -886,6 +1147,8 @@ OptionConnectionString(ForeignServer *server, UserMapping *mapping,
 	const KnownDriver *known;
 	List	   *keys;
 	DriverFamily resolved;
+	char	   *vetted_host = NULL;
+	char	   *vetted_port = NULL;
 	ListCell   *lc;
 
 	foreach(lc, mapping->options)
@@ -910,7 +1173,7 @@ OptionConnectionString(ForeignServer *server, UserMapping *mapping,
 	if (superuser_owned)
 		resolved = resolve_family(keys, dsn);
 	else
-		resolved = vet_connection(keys, dsn, server);
+		resolved = vet_connection(keys, dsn, server, &vetted_host, &vetted_port);
 	if (family == DRIVER_UNKNOWN)
 		family = resolved;
 	known = known_driver(family);
@@ -958,6 +1221,32 @@ OptionConnectionString(ForeignServer *server, UserMapping *mapping,
 	if (family == DRIVER_MARIADB &&
 		!(superuser_owned && find_key(keys, "NOLOCALINFILE")))
 		appendStringInfoString(&buf, buf.data[buf.len - 1] == ';' ? "NOLOCALINFILE=1" : ";NOLOCALINFILE=1");
+
+	/*
+	 * The endpoint that was vetted goes last, under the driver's own name
+	 * for it: the driver takes the last value of a setting, so nothing read
+	 * before (a DSN's entries, another spelling of the key, a key the driver
+	 * reads differently from us) can take the connection elsewhere.  A
+	 * driver of another family than the vetted one would read other keys:
+	 * refused (odbc.c asks again once connected, naming the driver it found).
+	 */
+	if (!superuser_owned)
+	{
+		const DriverEndpoint *ep = known_driver(resolved)->endpoint;
+
+		Assert(ep != NULL && vetted_host != NULL);
+		if (family != resolved)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+					 errmsg("the driver of server \"%s\" is not the one its options name", server->servername),
+					 vet_detail(server),
+					 errhint("Register the driver under its own library in odbcinst.ini.")));
+		if (buf.data[buf.len - 1] != ';')
+			appendStringInfoChar(&buf, ';');
+		appendStringInfo(&buf, "%s=%s", ep->host[0], vetted_host);
+		if (vetted_port)
+			appendStringInfo(&buf, ";%s=%s", ep->port[0], vetted_port);
+	}
 
 	if (used)
 		*used = family;
@@ -1238,7 +1527,7 @@ treble_sync_fdw_validator(PG_FUNCTION_ARGS)
 				 errhint("Name the data source inside the connection string with DSN=... instead.")));
 
 	if (context == ForeignServerRelationId && !superuser() && (connstr || dsn))
-		vet_connection(connstr ? parse_connection_string(connstr) : NIL, dsn, NULL);
+		vet_connection(connstr ? parse_connection_string(connstr) : NIL, dsn, NULL, NULL, NULL);
 
 	PG_RETURN_VOID();
 }

@@ -250,15 +250,16 @@ fi
 
 # --- drivers such a role may not use at all
 if [[ -n $CH_CS ]]; then
-    refused "CREATE SERVER: a ClickHouse server is refused" sec_ep_user \
-        "$(create_server ch_$n "$CH_CS")" 42501 ClickHouse
-    refused "CREATE SERVER: ClickHouse Host= and Server= are refused too" sec_ep_user \
-        "$(create_server ch_$n "$CH_CS;Host=;Server=")" 42501 ClickHouse
+    CH_DRIVER=${CH_CS%%;*}
+    refused "CREATE SERVER: a ClickHouse server is refused, whatever names its host" sec_ep_user \
+        "$(create_server ch_$n "$CH_DRIVER;Host=127.0.0.1;Port=$TS_CLICKHOUSE_PORT;Server=;Database=wh")" 42501 ClickHouse
+    refused "CREATE SERVER: a ClickHouse server with a Url is refused" sec_ep_user \
+        "$(create_server ch_$n "$CH_CS")" "HV024|42501"
 else
     skip "ClickHouse is not installed"; skip "ClickHouse is not installed"
 fi
 refused "CREATE SERVER: an SQLite server is refused" sec_ep_user \
-    "$(create_server lite_$n "$LITE_CS")" 42501 SQLite
+    "$(create_server lite_$n "Driver={SQLite3};Database=wh.sqlite")" 42501 SQLite
 
 check "no refused server exists" 0 \
     "$(sq -c "SELECT count(*) FROM pg_foreign_server WHERE srvname ~ '^(a_|m_[0-9]|ch_|lite_|d_opt)'")"
