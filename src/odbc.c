@@ -516,6 +516,37 @@ odbc_driver_connect(OdbcConn *conn, const char *connstr)
 }
 
 /*
+ * Once connected on a server not owned by a superuser: the driver must be
+ * of the family the server was vetted for, and report (SQL_SERVER_NAME) the
+ * host that was vetted, the one appended last to its connection string.
+ * A driver that read its keys otherwise than option.c does fails here,
+ * before any statement runs, instead of copying from wherever it went.
+ * Hosts are not secret: every role reads the server's options.
+ */
+static void
+check_endpoint(OdbcConn *conn, ForeignServer *server, DriverFamily vetted)
+{
+	char	   *host = OptionVettedHost(server);
+	char	   *reported;
+
+	if (conn->family != vetted)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("the driver of server \"%s\" is not the one its options name", server->servername),
+				 errdetail("Server \"%s\" is owned by a role that is not a superuser, and was vetted for another driver than \"%s\".",
+						   server->servername, conn->driver_name),
+				 errhint("Register the driver under its own library in odbcinst.ini.")));
+	reported = odbc_get_info_string(conn, SQL_SERVER_NAME);
+	if (pg_strcasecmp(reported, host) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("the driver of server \"%s\" connected to host \"%s\", not to the host \"%s\" its options name",
+						server->servername, reported, host),
+				 errdetail("Server \"%s\" is owned by a role that is not a superuser: it may reach only the host it names, over TCP.",
+						   server->servername)));
+}
+
+/*
  * Open a connection to the warehouse.  The connection is closed when the
  * current memory context is reset or deleted, or by OdbcDisconnect.
  */
@@ -583,6 +614,9 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 		odbc_driver_connect(conn, connstr);
 	}
 	memset(connstr, 0, strlen(connstr));
+
+	if (!superuser_arg(server->owner))
+		check_endpoint(conn, server, guess);
 
 	s = odbc_get_info_string(conn, SQL_IDENTIFIER_QUOTE_CHAR);
 	if (strcmp(s, " ") == 0)

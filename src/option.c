@@ -1253,6 +1253,25 @@ OptionConnectionString(ForeignServer *server, UserMapping *mapping,
 	return buf.data;
 }
 
+/*
+ * The host a server not owned by a superuser was vetted for, the one
+ * OptionConnectionString appends last; NULL for a superuser's server.
+ * odbc.c compares it with the host the driver says it connected to.
+ */
+char *
+OptionVettedHost(ForeignServer *server)
+{
+	const char *connstr = FdwServerStringOption(server, "connection_string");
+	char	   *host = NULL;
+
+	if (superuser_arg(server->owner))
+		return NULL;
+	vet_connection(connstr ? parse_connection_string(connstr) : NIL,
+				   FdwServerStringOption(server, "dsn"), server, &host, NULL);
+	Assert(host != NULL);
+	return host;
+}
+
 /* ------------------------------------------------------------------------
  * Scrubbing a password out of driver messages
  * ------------------------------------------------------------------------

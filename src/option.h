@@ -46,6 +46,7 @@ extern bool OptionSettingsMissing(ForeignServer *server, DriverFamily family,
 								  bool streaming);
 extern const char *OptionMappingPassword(UserMapping *mapping);
 extern const char *OptionSqliteFile(ForeignServer *server);
+extern char *OptionVettedHost(ForeignServer *server);
 extern char *OptionScrubSecret(const char *message, const char *secret);
 
 #endif							/* TREBLE_SYNC_OPTION_H */
