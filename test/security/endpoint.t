@@ -170,14 +170,15 @@ else
 fi
 
 # --- DSNs (system DSNs: root only)
-# add_dsn NAME KEY=VALUE...: a system DSN of psqlODBC, replacing any of that name
+# add_dsn NAME KEY=VALUE...: a system DSN (of psqlODBC unless a Driver=
+# is given), replacing any of that name
 add_dsn() {
     local name=$1 kv
     shift
     odbcinst -u -s -l -n "$name" >/dev/null 2>&1
     {
         echo "[$name]"
-        echo "Driver=PostgreSQL Unicode"
+        [[ " $* " == *" Driver="* ]] || echo "Driver=PostgreSQL Unicode"
         for kv in "$@"; do echo "$kv"; done
     } >"$TMP/$name.ini"
     odbcinst -i -s -l -f "$TMP/$name.ini" >/dev/null
@@ -192,6 +193,10 @@ if $LAX_OK && [[ $(id -u) -eq 0 ]]; then
     attack "a DSN with a host and a Servername= after it" Servername "DSN=${D}_lax;Servername="
     refused "CREATE SERVER: a dsn option naming a DSN without a Servername is refused" sec_ep_user \
         "CREATE SERVER d_opt FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn '${D}_local')" "HV00D|HV024|HV00J" Servername
+
+    # libpq keywords in a DSN's pqopt that could name another host
+    add_dsn ${D}_pqopt "Servername=127.0.0.1" "Port=$LAX_PORT" "Database=postgres" "pqopt=host=$SOCKDIR"
+    attack "a DSN whose pqopt names a host" pqopt "DSN=${D}_pqopt"
 
     # a DSN changed after the server was created
     accepted "CREATE SERVER: a DSN with a host is accepted" sec_ep_user \
@@ -211,7 +216,7 @@ if $LAX_OK && [[ $(id -u) -eq 0 ]]; then
     check "a non-superuser's DSN server to the warehouse syncs" success "$(tail -n 1 <<<"$OUT")"
     ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
 else
-    for ((i = 0; i < 10; i++)); do skip "system DSNs need root and the lax cluster"; done
+    for ((i = 0; i < 13; i++)); do skip "system DSNs need root and the lax cluster"; done
 fi
 
 # --- the legitimate driver string: the warehouse, with its real credentials
@@ -223,6 +228,11 @@ check "a non-superuser's psqlODBC server to the warehouse syncs" success "$(tail
 ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
 check "its copy holds the warehouse's rows" 2 "$(as sec_ep_user -c "SELECT count(*) FROM ok_cs" 2>&1)"
 
+# localhost is a TCP host for psqlODBC (libpq resolves it; only an empty
+# host, a path or @name is a socket)
+accepted "CREATE SERVER: psqlODBC Server=localhost is accepted" sec_ep_user \
+    "$(create_server s_localhost "Driver={PostgreSQL Unicode};Server=localhost;Port=$TS_WH_PORT;Database=wh")"
+
 # --- MariaDB: TCP unless a socket or pipe is asked for
 if [[ -n $MARIA_CS ]]; then
     for extra in "SOCKET=" "SOCKET=mysqld.sock" "NamedPipe=1" "TCPIP=0" "OPTION=8192" "USE_MYCNF=1"; do
@@ -233,6 +243,22 @@ if [[ -n $MARIA_CS ]]; then
         "$(create_server m_$n "$MARIA_CS;SERVERNAME=")" "HV00D|HV024|HV00J" SERVERNAME
     refused "CREATE SERVER: MariaDB SERVER= empty is refused, naming Server" sec_ep_user \
         "$(create_server m_$n "${MARIA_CS/Server=127.0.0.1/Server=}")" "HV00D|HV024|HV00J" Server
+    if [[ $(id -u) -eq 0 ]]; then
+        # a MariaDB DSN that names a socket: the driver would use it whatever
+        # SERVER says (SOCKET wins over TCP)
+        add_dsn sec_ep_${TS_DEST_PORT}_msock "Driver=MariaDB Unicode" "SERVER=127.0.0.1" \
+            "PORT=$TS_MARIADB_PORT" "DATABASE=wh" "SOCKET=$TS_MARIADB_SOCK"
+        refused "CREATE SERVER: a MariaDB DSN with a SOCKET entry is refused, naming SOCKET" sec_ep_user \
+            "CREATE SERVER m_dsock FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn 'sec_ep_${TS_DEST_PORT}_msock')" \
+            "HV00D|HV024|HV00J" SOCKET
+        add_dsn sec_ep_${TS_DEST_PORT}_mpipe "Driver=MariaDB Unicode" "SERVER=127.0.0.1" \
+            "PORT=$TS_MARIADB_PORT" "DATABASE=wh" "OPTION=8195"
+        refused "CREATE SERVER: a MariaDB DSN whose OPTION asks for a named pipe is refused, naming OPTION" sec_ep_user \
+            "CREATE SERVER m_dpipe FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn 'sec_ep_${TS_DEST_PORT}_mpipe')" \
+            "HV00D|HV024|HV00J" OPTION
+    else
+        skip "system DSNs need root"; skip "system DSNs need root"
+    fi
     as sec_ep_user -c "$(create_server m_wh "$MARIA_CS")" >/dev/null
     map_reader sec_ep_user m_wh >/dev/null
     mariadb --no-defaults -S "$TS_MARIADB_SOCK" -uroot wh <<'SQL'
@@ -245,7 +271,7 @@ SQL
     check "a non-superuser's MariaDB server to the warehouse syncs" success "$(tail -n 1 <<<"$OUT")"
     ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
 else
-    for ((i = 0; i < 9; i++)); do skip "MariaDB is not installed"; done
+    for ((i = 0; i < 11; i++)); do skip "MariaDB is not installed"; done
 fi
 
 # --- drivers such a role may not use at all
@@ -262,4 +288,4 @@ refused "CREATE SERVER: an SQLite server is refused" sec_ep_user \
     "$(create_server lite_$n "Driver={SQLite3};Database=wh.sqlite")" 42501 SQLite
 
 check "no refused server exists" 0 \
-    "$(sq -c "SELECT count(*) FROM pg_foreign_server WHERE srvname ~ '^(a_|m_[0-9]|ch_|lite_|d_opt)'")"
+    "$(sq -c "SELECT count(*) FROM pg_foreign_server WHERE srvname ~ '^(a_|m_[0-9]|m_d|ch_|lite_|d_opt)'")"
