@@ -9,8 +9,10 @@
  *	- the rules of who may point the worker at what: a server owned by a
  *	  superuser may use any connection-string key but credentials; a server
  *	  owned by any other role may only name a driver registered with
- *	  unixODBC or a system DSN, of a driver family known here (not SQLite),
- *	  with a short allow-list of keys per family.  These rules are checked
+ *	  unixODBC or a system DSN, of a driver family known here (not SQLite
+ *	  or ClickHouse), with a short allow-list of keys per family, and reach
+ *	  one host over TCP, judged as the driver reads its host and port and
+ *	  appended last so that the driver uses it.  These rules are checked
  *	  in the validator (when the current user is not a superuser) and again
  *	  at every connect (when the server's owner is not a superuser, since a
  *	  server can change hands after it was validated);
