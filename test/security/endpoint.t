@@ -125,6 +125,15 @@ stolen() {
 nothing_copied() {
     check "$1: the attacker's copy received nothing" 0 "$(stolen "$2")"
 }
+# syncs NAME SERVER COPY: the non-superuser maps itself to the warehouse's
+# real credentials on its SERVER, registers sec_ep_t as COPY and syncs it
+syncs() {
+    map_reader sec_ep_user "$2" >/dev/null
+    try sec_ep_user "SELECT name FROM treble_sync.add_table('sec_ep_t', '$2', key_columns => '{id}', name => '$3', local_table => '$3');
+                     SELECT status FROM treble_sync.sync_table('$3')"
+    check "$1" success "$(tail -n 1 <<<"$OUT")"
+    ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
+}
 
 # attack NAME KEY CONNECTION_STRING: refused at CREATE SERVER by the
 # non-superuser, naming KEY; and refused at connect, naming KEY, on the same
@@ -210,22 +219,14 @@ if $LAX_OK && [[ $(id -u) -eq 0 ]]; then
     # the legitimate DSN: the warehouse, with its real credentials
     add_dsn ${D}_wh "Servername=127.0.0.1" "Port=$TS_WH_PORT" "Database=wh"
     as sec_ep_user -c "CREATE SERVER d_wh FOREIGN DATA WRAPPER treble_sync OPTIONS (dsn '${D}_wh')" >/dev/null
-    map_reader sec_ep_user d_wh >/dev/null
-    try sec_ep_user "SELECT name FROM treble_sync.add_table('sec_ep_t', 'd_wh', key_columns => '{id}', name => 'ok_dsn', local_table => 'ok_dsn');
-                     SELECT status FROM treble_sync.sync_table('ok_dsn')"
-    check "a non-superuser's DSN server to the warehouse syncs" success "$(tail -n 1 <<<"$OUT")"
-    ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
+    syncs "a non-superuser's DSN server to the warehouse syncs" d_wh ok_dsn
 else
     for ((i = 0; i < 13; i++)); do skip "system DSNs need root and the lax cluster"; done
 fi
 
 # --- the legitimate driver string: the warehouse, with its real credentials
 as sec_ep_user -c "$(create_server s_wh "$PG_CS")" >/dev/null
-map_reader sec_ep_user s_wh >/dev/null
-try sec_ep_user "SELECT name FROM treble_sync.add_table('sec_ep_t', 's_wh', key_columns => '{id}', name => 'ok_cs', local_table => 'ok_cs');
-                 SELECT status FROM treble_sync.sync_table('ok_cs')"
-check "a non-superuser's psqlODBC server to the warehouse syncs" success "$(tail -n 1 <<<"$OUT")"
-((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
+syncs "a non-superuser's psqlODBC server to the warehouse syncs" s_wh ok_cs
 check "its copy holds the warehouse's rows" 2 "$(as sec_ep_user -c "SELECT count(*) FROM ok_cs" 2>&1)"
 
 # localhost is a TCP host for psqlODBC (libpq resolves it; only an empty
@@ -260,16 +261,12 @@ if [[ -n $MARIA_CS ]]; then
         skip "system DSNs need root"; skip "system DSNs need root"
     fi
     as sec_ep_user -c "$(create_server m_wh "$MARIA_CS")" >/dev/null
-    map_reader sec_ep_user m_wh >/dev/null
     mariadb --no-defaults -S "$TS_MARIADB_SOCK" -uroot wh <<'SQL'
 DROP TABLE IF EXISTS sec_ep_t;
 CREATE TABLE sec_ep_t (id INT PRIMARY KEY, v VARCHAR(10), synced_at DATETIME(6));
 INSERT INTO sec_ep_t VALUES (1, 'a', '2026-11-28'), (2, 'b', '2026-11-28');
 SQL
-    try sec_ep_user "SELECT name FROM treble_sync.add_table('sec_ep_t', 'm_wh', key_columns => '{id}', name => 'ok_maria', local_table => 'ok_maria');
-                     SELECT status FROM treble_sync.sync_table('ok_maria')"
-    check "a non-superuser's MariaDB server to the warehouse syncs" success "$(tail -n 1 <<<"$OUT")"
-    ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
+    syncs "a non-superuser's MariaDB server to the warehouse syncs" m_wh ok_maria
 else
     for ((i = 0; i < 11; i++)); do skip "MariaDB is not installed"; done
 fi
