@@ -528,6 +528,7 @@ check_endpoint(OdbcConn *conn, ForeignServer *server, DriverFamily vetted)
 {
 	char	   *host = OptionVettedHost(server);
 	char	   *reported;
+	size_t		hlen;
 
 	if (conn->family != vetted)
 		ereport(ERROR,
@@ -536,8 +537,17 @@ check_endpoint(OdbcConn *conn, ForeignServer *server, DriverFamily vetted)
 				 errdetail("Server \"%s\" is owned by a role that is not a superuser, and was vetted for another driver than \"%s\".",
 						   server->servername, conn->driver_name),
 				 errhint("Register the driver under its own library in odbcinst.ini.")));
+
+	/*
+	 * psqlODBC reports the host it gave libpq, MariaDB Connector/ODBC the
+	 * host of its connection, MySQL Connector/ODBC its client library's
+	 * "<host> via TCP/IP" (or "Localhost via UNIX socket").
+	 */
 	reported = odbc_get_info_string(conn, SQL_SERVER_NAME);
-	if (pg_strcasecmp(reported, host) != 0)
+	hlen = strlen(host);
+	if (pg_strcasecmp(reported, host) != 0 &&
+		!(pg_strncasecmp(reported, host, hlen) == 0 &&
+		  pg_strcasecmp(reported + hlen, " via TCP/IP") == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 				 errmsg("the driver of server \"%s\" connected to host \"%s\", not to the host \"%s\" its options name",
