@@ -835,8 +835,9 @@ allowed_key_names(const KnownDriver *known)
  * NULL in the validator) and return its driver's family.  A role that may
  * create servers of the wrapper must not be able to make the worker open
  * files, load libraries, write logs or run statements as the server's OS
- * user: only registered drivers of known families, system DSNs and an
- * allow-list of keys per family pass.
+ * user, nor reach a Unix socket: only registered drivers of known families,
+ * system DSNs, an allow-list of keys per family and one host over TCP pass.
+ * *host and *port (when not NULL) are set to the endpoint vetted.
  */
 static DriverFamily
 vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
