@@ -33,9 +33,10 @@ SELECT * FROM cycle('int_edges');
 SELECT * FROM int_edges ORDER BY id;
 -- nothing new: nothing pulled, the watermark stays at 2^63 - 1
 SELECT * FROM cycle('int_edges');
--- the widest overlap there is, from the greatest watermark there is
+-- the widest overlap there is, from the greatest watermark there is: the
+-- delta starts at 0 and takes the row at 2^63 - 1 again
 SELECT name FROM treble_sync.alter_table('int_edges', cursor_overlap => '9223372036854775807');
-SELECT $$ UPDATE int_edges SET v = 'zero again' WHERE id = 3; $$
+SELECT $$ UPDATE int_edges SET v = 'max again' WHERE id = 4; $$
 \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
 SELECT * FROM cycle('int_edges');
 SELECT * FROM int_edges ORDER BY id;
@@ -111,7 +112,7 @@ SELECT * FROM cycle('events');
 SELECT * FROM events ORDER BY id;
 SELECT key, column_name, raw_value, reason FROM treble_sync.quarantine
 WHERE table_name = 'events' ORDER BY key;
-SELECT day, remote_rows, local_rows, match FROM treble_sync.verify('events');
+SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('events');
 SELECT status, rows_pulled, rows_deleted, rows_bad
 FROM treble_sync.repair('events', '2026-11-28');
 SELECT * FROM events ORDER BY id;

@@ -163,7 +163,7 @@ DeparseNullCursorCount(TableConfig *cfg, OdbcConn *conn)
 /*
  * The WHERE clause of a pull, its parameters appended to params.  Always
  * cursor <= cut (unless the table has no cursor), and with a slice,
- * slice_lo < cursor <= slice_hi as well.  Only > and <= (see above).
+ * slice_lo < cursor <= slice_hi as well (cursor <= slice_hi for the first).  Only > and <= (see above).
  */
 static void
 append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig *cfg,
@@ -176,7 +176,12 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 		appendStringInfo(sql, " WHERE %s <= ?", qcursor);
 		params[(*nparams)++] = DeparseCursorParam(cfg, spec->cut);
 	}
-	if (slice)
+	if (slice && slice->open_lo)
+	{
+		appendStringInfo(sql, " AND %s <= ?", qcursor);
+		params[(*nparams)++] = DeparseCursorParam(cfg, slice->hi);
+	}
+	else if (slice)
 	{
 		appendStringInfo(sql, " AND %s > ? AND %s <= ?", qcursor, qcursor);
 		params[(*nparams)++] = DeparseCursorParam(cfg, slice->lo);
