@@ -77,7 +77,8 @@ SELECT name FROM treble_sync.add_table('texts', 'wh', key_columns => '{k}', loca
 -- fail (the default): the error names the column and the reason, not the value
 SELECT * FROM cycle('texts');
 SELECT count(*) FROM texts;
--- quarantine: the three set aside, the rest exactly as stored
+-- quarantine: the three set aside (their text in hex), the rest exactly as
+-- stored
 SELECT on_bad_row FROM treble_sync.alter_table('texts', on_bad_row => 'quarantine',
     max_bad_row_ratio => 1);
 SELECT * FROM cycle('texts');
@@ -106,12 +107,15 @@ CREATE TABLE events (id int PRIMARY KEY, happened_at timestamp, synced_at timest
 SELECT name FROM treble_sync.add_table('events', 'wh', key_columns => '{id}',
     event_column => 'happened_at', local_table => 'events');
 SELECT * FROM cycle('events');
+-- verify fails as the cycle does
+SELECT day FROM treble_sync.verify('events');
 SELECT on_bad_row FROM treble_sync.alter_table('events', on_bad_row => 'quarantine',
     max_bad_row_ratio => 1);
 SELECT * FROM cycle('events');
 SELECT * FROM events ORDER BY id;
 SELECT key, column_name, raw_value, reason FROM treble_sync.quarantine
 WHERE table_name = 'events' ORDER BY key;
+-- verify agrees with the cycle, and a repair of the day leaves the copy as it is
 SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('events');
 SELECT status, rows_pulled, rows_deleted, rows_bad
 FROM treble_sync.repair('events', '2026-11-28');

@@ -68,6 +68,7 @@ typedef struct PullSlice
 /* The most parameters of a verification's query: cut, since */
 #define VERIFY_MAX_PARAMS 2
 
+extern bool DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column);
 extern OdbcParam DeparseCursorParam(TableConfig *cfg, int64 value);
 extern char *DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
 							  const char *column, bool bounded);
