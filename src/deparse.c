@@ -153,7 +153,7 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 	char		category;
 	bool		preferred;
 
-	if (!OdbcDriverIsSqlite(conn))
+	if (!OdbcDriverIsSqlite(conn) && !OdbcDriverIsClickHouse(conn))
 		return false;
 	attnum = get_attnum(cfg->local_relid, column);
 	if (attnum == InvalidAttrNumber)
@@ -183,7 +183,7 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *co
 			appendStringInfoString(sql, ", ");
 		if (SchemaListHasName(absent, col))
 			appendStringInfoString(sql, "NULL");
-		else if (DeparseTextAsBytes(cfg, conn, col))
+		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
 			appendStringInfo(sql, "CAST(%s AS BLOB)", OdbcQuoteIdent(conn, col));
 		else
 			appendStringInfoString(sql, remote_column(cfg, conn, col));
