@@ -137,13 +137,13 @@ append_remote_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *co
 }
 
 /*
- * Whether a column's values are pulled as the bytes the warehouse stores
- * instead of through its driver's text conversion: SQLite's, for a copy
- * column of a text type (its driver's UTF-16 conversion drops bytes that
- * are not UTF-8, and cuts a value at a NUL, without a word).  They are
- * selected as CAST(col AS BLOB), which gives a text value's bytes as
- * stored and a number's text, and checked as UTF-8 before they reach COPY
- * (stage.c).
+ * Whether a column's values are pulled as the bytes the warehouse sends
+ * instead of through its driver's UTF-16 conversion (OdbcTextAsBytes
+ * says which drivers alter text there): a copy column of a text type.
+ * SQLite's are selected as CAST(col AS BLOB), which gives a text value's
+ * bytes as stored and a number's text, untouched by its driver; the
+ * others' as they are.  The bytes
+ * are checked as UTF-8 before they reach COPY (stage.c).
  */
 bool
 DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
@@ -153,7 +153,7 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 	char		category;
 	bool		preferred;
 
-	if (!OdbcDriverIsSqlite(conn) && !OdbcDriverIsClickHouse(conn))
+	if (!OdbcTextAsBytes(conn))
 		return false;
 	attnum = get_attnum(cfg->local_relid, column);
 	if (attnum == InvalidAttrNumber)

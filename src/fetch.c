@@ -223,6 +223,11 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary,
 			c->width = slot_width(sql_type, size, true);
 			if (b->exact && (c->width = exact_slot_width(sql_type, size, true)) == 0)
 				b->exact = false;
+			/* text sizes count characters: up to 4 bytes each in UTF-8 */
+			if (b->exact && c->kind == FETCH_UTF8 &&
+				(!is_character_type(sql_type) || size > FETCH_MAX_EXACT_BYTES / 4 ||
+				 (c->width = exact_slot_width(sql_type, size * 4, true)) == 0))
+				b->exact = false;
 		}
 		else if ((sql_type == SQL_BIGINT && !column_is_unsigned(conn, stmt, i + 1)) ||
 				 sql_type == SQL_INTEGER || sql_type == SQL_SMALLINT || sql_type == SQL_TINYINT)

@@ -67,6 +67,7 @@ extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
 extern bool OdbcDriverIsPostgres(OdbcConn *conn);
 extern bool OdbcDriverIsSqlite(OdbcConn *conn);
 extern bool OdbcDriverIsClickHouse(OdbcConn *conn);
+extern bool OdbcTextAsBytes(OdbcConn *conn);
 extern bool OdbcDriverStreams(OdbcConn *conn);
 extern bool OdbcDeclaredSizesHold(OdbcConn *conn);
 extern const char *OdbcDriverDescription(OdbcConn *conn);

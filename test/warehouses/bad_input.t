@@ -18,6 +18,9 @@
 #               a changed value: 'a' 0xFF 'b' is not 'ab', under every
 #               on_bad_row, read by the cycle's worker or by a reader
 #               (SQLite's text bytes: sql/edge_values.sql)
+#   MariaDB     (when its warehouse runs) a NUL in a utf8mb4 value is a bad
+#               row, not a value cut at the NUL; a latin1 column lands as
+#               its characters
 #
 # Expects the clusters of .ci/clusters to be running and their env file
 # sourced (TS_*, PGHOST/PGPORT/PGUSER). Prints TAP.
@@ -171,6 +174,39 @@ nul|note|\x736563726574006e756c|text with a NUL byte, which PostgreSQL text cann
             "$(q -c "SELECT key, column_name, raw_value, reason FROM treble_sync.quarantine WHERE table_name = '$t' ORDER BY key")"
     done
     ch <<<"DROP TABLE IF EXISTS bad_input_texts"
+fi
+
+# --- MariaDB: a NUL in a value; a latin1 column
+if [[ -n ${TS_MARIADB_PORT:-} ]]; then
+    my() { mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh; }
+    q <<'SQL'
+SET client_min_messages = warning;
+DO $$
+BEGIN
+    EXECUTE format('CREATE SERVER m FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
+                   current_setting('treble_test.mariadb_odbc'));
+    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER m OPTIONS (user %L, password %L)',
+                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
+END
+$$;
+SQL
+    my <<'SQL'
+DROP TABLE IF EXISTS bad_input_texts;
+CREATE TABLE bad_input_texts (k VARCHAR(20) PRIMARY KEY, note VARCHAR(20), l1 VARCHAR(20) CHARACTER SET latin1,
+    synced_at DATETIME(6)) CHARACTER SET utf8mb4;
+INSERT INTO bad_input_texts VALUES ('ab', 'é€😀', X'FF', '2026-11-28 10:00:00'),
+    ('nul', CONCAT('secret', CHAR(0), 'nul'), 'x', '2026-11-28 10:00:00');
+SQL
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('bad_input_texts', 'm', key_columns => '{k}', name => 'my_texts', local_table => 'my_texts', on_bad_row => 'quarantine', max_bad_row_ratio => 1)" >/dev/null
+    check "mariadb: a value with a NUL is a bad row" "success 2 1 1" \
+        "$(q -F ' ' -c "SELECT status, rows_pulled, rows_inserted, rows_bad FROM treble_sync.sync_table('my_texts')")"
+    check "mariadb: the rest lands byte for byte, latin1 as its characters" "ab:c3a9e282acf09f9880:c3bf" \
+        "$(q -c "SELECT string_agg(k || ':' || encode(convert_to(note, 'UTF8'), 'hex') || ':' || encode(convert_to(l1, 'UTF8'), 'hex'), ',') FROM my_texts")"
+    check "mariadb: the bad row, in hex, with the column and the reason" \
+        'nul|note|\x736563726574006e756c|text with a NUL byte, which PostgreSQL text cannot hold' \
+        "$(q -c "SELECT key, column_name, raw_value, reason FROM treble_sync.quarantine WHERE table_name = 'my_texts'")"
+    my <<<"DROP TABLE IF EXISTS bad_input_texts"
 fi
 
 echo "1..$n"
