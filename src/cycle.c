@@ -31,6 +31,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -141,25 +142,33 @@ CycleParseCursor(TableConfig *cfg, const char *text)
  * Where a cycle's delta starts: the watermark, less cursor_overlap, so
  * that rows which became visible in the warehouse after an earlier cut
  * (with a cursor at or below it) are pulled again and absorbed by the
- * upsert.
+ * upsert.  False when an integer overlap reaches below the smallest
+ * bigint: no cursor lies below the start, so the delta has no lower
+ * bound (cursor <= T).  A timestamp overlap past the oldest timestamp
+ * fails in timestamp_mi_interval, loudly.
  */
-static int64
-delta_start(TableConfig *cfg, int64 prev)
+static bool
+delta_start(TableConfig *cfg, int64 prev, int64 *start)
 {
 	if (cfg->cursor_overlap == NULL)
-		return prev;
+	{
+		*start = prev;
+		return true;
+	}
 	if (cfg->cursor_kind == CURSOR_INTEGER)
 	{
 		int64		overlap = DatumGetInt64(DirectFunctionCall1(int8in,
 																CStringGetDatum(cfg->cursor_overlap)));
 
-		return prev - overlap;
+		Assert(overlap >= 0);	/* add_table and alter_table refuse a negative one */
+		return !pg_sub_s64_overflow(prev, overlap, start);
 	}
-	return DatumGetTimestamp(DirectFunctionCall2(timestamp_mi_interval, TimestampGetDatum(prev),
-												 DirectFunctionCall3(interval_in,
-																	 CStringGetDatum(cfg->cursor_overlap),
-																	 ObjectIdGetDatum(InvalidOid),
-																	 Int32GetDatum(-1))));
+	*start = DatumGetTimestamp(DirectFunctionCall2(timestamp_mi_interval, TimestampGetDatum(prev),
+												   DirectFunctionCall3(interval_in,
+																	   CStringGetDatum(cfg->cursor_overlap),
+																	   ObjectIdGetDatum(InvalidOid),
+																	   Int32GetDatum(-1))));
+	return true;
 }
 
 /*
@@ -287,22 +296,30 @@ count_pull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 }
 
 /*
- * Pull the slice lo < cursor <= hi, which holds about `rows` rows: whole
- * if that is few enough, else as its two halves.  A slice one cursor value
- * wide is pulled whole, however many rows share that value.
+ * Pull the slice lo < cursor <= hi (open_lo: lo <= cursor <= hi, lo being
+ * the pull's smallest cursor, which may be the smallest bigint: no bound
+ * lies below it), which holds about `rows` rows: whole if that is few
+ * enough, else as its two halves.  A slice one cursor value wide is pulled
+ * whole, however many rows share that value.  The width of a slice may
+ * exceed a bigint (from -2^63 to 2^63 - 1): it is computed unsigned, where
+ * hi >= lo makes it exact.
  */
 static void
 pull_in_slices(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
-			   int64 lo, int64 hi, int64 rows, int64 slice_rows, int *slices,
+			   int64 lo, int64 hi, bool open_lo, int64 rows, int64 slice_rows, int *slices,
 			   CycleResult *result)
 {
-	PullSlice	slice = {lo, hi};
+	PullSlice	slice = {lo, hi, open_lo};
+	uint64		width;
 	int64		mid;
 	int64		lower_rows;
 	int64		ignored;
 
 	CHECK_FOR_INTERRUPTS();
-	if (rows <= slice_rows || hi - lo <= 1)
+	Assert(hi >= lo);
+	/* the cursor values in the slice, less one */
+	width = (uint64) hi - (uint64) lo - (open_lo ? 0 : 1);
+	if (rows <= slice_rows || width == 0)
 	{
 		if (rows > 0)
 		{
@@ -311,13 +328,15 @@ pull_in_slices(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *
 		}
 		return;
 	}
-	mid = lo + (hi - lo) / 2;
+	/* lo <= mid < hi, with no signed overflow on the way */
+	mid = (int64) ((uint64) lo + ((uint64) hi - (uint64) lo) / 2);
+	Assert(mid >= lo && mid < hi);
 	slice.hi = mid;
 	if (!count_pull(cfg, conn, spec, &slice, &lower_rows, &ignored))
 		lower_rows = 0;
-	pull_in_slices(cfg, conn, target, spec, lo, mid, lower_rows, slice_rows, slices,
+	pull_in_slices(cfg, conn, target, spec, lo, mid, open_lo, lower_rows, slice_rows, slices,
 				   result);
-	pull_in_slices(cfg, conn, target, spec, mid, hi, Max(rows - lower_rows, 1),
+	pull_in_slices(cfg, conn, target, spec, mid, hi, false, Max(rows - lower_rows, 1),
 				   slice_rows, slices, result);
 }
 
@@ -357,7 +376,8 @@ pull_rows(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
 		pull_slice(cfg, conn, target, spec, NULL, result);
 		return;
 	}
-	pull_in_slices(cfg, conn, target, spec, first - 1, spec->cut, rows, slice_rows,
+	/* from the smallest cursor itself: first - 1 may not exist */
+	pull_in_slices(cfg, conn, target, spec, first, spec->cut, true, rows, slice_rows,
 				   &slices, result);
 	ereport(DEBUG1,
 			(errmsg_internal("pulled " INT64_FORMAT " rows of \"%s\" in %d slices: ODBC driver %s cannot stream",
@@ -1325,9 +1345,8 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	result->watermark_from = cfg->watermark;
 	result->watermark_to = cfg->watermark;
 	result->status = "empty";
-	spec.have_prev = cfg->watermark != NULL;
-	if (spec.have_prev)
-		spec.prev = delta_start(cfg, CycleParseCursor(cfg, cfg->watermark));
+	spec.have_prev = cfg->watermark != NULL &&
+		delta_start(cfg, CycleParseCursor(cfg, cfg->watermark), &spec.prev);
 
 	/* step 1: the cut, from the warehouse's clock, once */
 	found = CycleFreezeCut(cfg, conn, &spec.cut);
@@ -1344,7 +1363,8 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	pull_and_apply(cfg, conn, &spec, cfg->mode == SYNC_APPEND ? APPLY_APPEND : APPLY_CYCLE,
 				   result);
 	/* step 5: from the watermark itself, not from the overlap's start */
-	advance_watermark(cfg, spec.have_prev, cfg->watermark ? CycleParseCursor(cfg, cfg->watermark) : 0,
+	advance_watermark(cfg, cfg->watermark != NULL,
+					  cfg->watermark ? CycleParseCursor(cfg, cfg->watermark) : 0,
 					  spec.cut, result);
 }
 

@@ -137,6 +137,60 @@ append_remote_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *co
 }
 
 /*
+ * Whether a column's values are pulled as the bytes the warehouse sends
+ * instead of through its driver's UTF-16 conversion (OdbcTextAsBytes
+ * says which drivers alter text there): a copy column of a text type.
+ * SQLite's are selected as CAST(col AS BLOB), which gives a text value's
+ * bytes as stored and a number's text, untouched by its driver; the
+ * others' as they are.  The bytes
+ * are checked as UTF-8 before they reach COPY (stage.c).
+ */
+bool
+DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	AttrNumber	attnum;
+	Oid			type;
+	char		category;
+	bool		preferred;
+
+	if (!OdbcTextAsBytes(conn))
+		return false;
+	attnum = get_attnum(cfg->local_relid, column);
+	if (attnum == InvalidAttrNumber)
+		return false;
+	type = getBaseType(get_atttype(cfg->local_relid, attnum));
+	get_type_category_preferred(type, &category, &preferred);
+	return category == TYPCATEGORY_STRING || type == JSONOID || type == JSONBOID ||
+		type == XMLOID;
+}
+
+/*
+ * The select list of a pull: the warehouse columns as remote_column()
+ * selects them, a column of absent selected as NULL, and one whose text
+ * is read as bytes (DeparseTextAsBytes) cast so.
+ */
+static void
+append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *columns,
+					  List *absent)
+{
+	ListCell   *lc;
+
+	foreach(lc, columns)
+	{
+		const char *col = lfirst(lc);
+
+		if (foreach_current_index(lc) > 0)
+			appendStringInfoString(sql, ", ");
+		if (SchemaListHasName(absent, col))
+			appendStringInfoString(sql, "NULL");
+		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
+			appendStringInfo(sql, "CAST(%s AS BLOB)", OdbcQuoteIdent(conn, col));
+		else
+			appendStringInfoString(sql, remote_column(cfg, conn, col));
+	}
+}
+
+/*
  * An aggregate (MIN, MAX) of a column of the warehouse table, among the
  * rows with cursor <= ? if bounded (the cut, DeparseCursorParam()).
  */
@@ -163,7 +217,7 @@ DeparseNullCursorCount(TableConfig *cfg, OdbcConn *conn)
 /*
  * The WHERE clause of a pull, its parameters appended to params.  Always
  * cursor <= cut (unless the table has no cursor), and with a slice,
- * slice_lo < cursor <= slice_hi as well.  Only > and <= (see above).
+ * slice_lo < cursor <= slice_hi as well (cursor <= slice_hi for the first).  Only > and <= (see above).
  */
 static void
 append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig *cfg,
@@ -176,7 +230,12 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 		appendStringInfo(sql, " WHERE %s <= ?", qcursor);
 		params[(*nparams)++] = DeparseCursorParam(cfg, spec->cut);
 	}
-	if (slice)
+	if (slice && slice->open_lo)
+	{
+		appendStringInfo(sql, " AND %s <= ?", qcursor);
+		params[(*nparams)++] = DeparseCursorParam(cfg, slice->hi);
+	}
+	else if (slice)
 	{
 		appendStringInfo(sql, " AND %s > ? AND %s <= ?", qcursor, qcursor);
 		params[(*nparams)++] = DeparseCursorParam(cfg, slice->lo);
@@ -229,11 +288,11 @@ DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 	appendStringInfoString(&sql, "SELECT ");
 	if (spec->keys_only)
 	{
-		append_remote_columns(&sql, cfg, conn, cfg->key_columns, NIL);
+		append_select_columns(&sql, cfg, conn, cfg->key_columns, NIL);
 		appendStringInfo(&sql, ", %s", OdbcQuoteIdent(conn, cfg->cursor_column));
 	}
 	else
-		append_remote_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
+		append_select_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
 	appendStringInfo(&sql, " FROM %s", remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
 	return sql.data;
@@ -254,7 +313,7 @@ DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	append_remote_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
+	append_select_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
 	appendStringInfo(&sql, " FROM %s WHERE %s <= ? AND ", remote_table(cfg, conn),
 					 cursor_operand(cfg, conn));
 	if (single)
@@ -462,7 +521,7 @@ DeparseVerifyKeys(TableConfig *cfg, OdbcConn *conn, List *columns, const char *d
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	append_remote_columns(&sql, cfg, conn, columns, NIL);
+	append_select_columns(&sql, cfg, conn, columns, NIL);
 	appendStringInfoString(&sql, " FROM (SELECT ");
 	foreach(lc, columns)
 		appendStringInfo(&sql, "%s, ", OdbcQuoteIdent(conn, lfirst(lc)));

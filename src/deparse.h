@@ -44,11 +44,16 @@ typedef struct PullSpec
 	bool		keys_only;		/* select the key columns and the cursor only */
 } PullSpec;
 
-/* A part of a pull: lo < cursor <= hi. */
+/*
+ * A part of a pull: lo < cursor <= hi; with open_lo, cursor <= hi alone
+ * (the pull's first slice, from its smallest cursor lo, below which there
+ * may be no bigint).
+ */
 typedef struct PullSlice
 {
 	int64		lo;
 	int64		hi;
+	bool		open_lo;
 } PullSlice;
 
 /* The most parameters of a pull: cut, slice (2), range or delta and window (2) */
@@ -63,6 +68,7 @@ typedef struct PullSlice
 /* The most parameters of a verification's query: cut, since */
 #define VERIFY_MAX_PARAMS 2
 
+extern bool DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column);
 extern OdbcParam DeparseCursorParam(TableConfig *cfg, int64 value);
 extern char *DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
 							  const char *column, bool bounded);

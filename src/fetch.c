@@ -8,8 +8,10 @@
  * array of fixed-width slots (column-wise binding, SQL_ATTR_ROW_ARRAY_SIZE),
  * so one SQLFetch fills hundreds of rows and values are read straight from
  * the arrays, with no driver call per value.  Integers and timestamps are
- * bound in their ODBC binary forms, binary data as bytes, and everything
- * else as UTF-16 text (SQL_C_WCHAR).  The slots' width follows the
+ * bound in their ODBC binary forms, binary data as bytes, text the caller
+ * asks for as stored as bytes too (FETCH_UTF8: SQLite's driver drops bytes
+ * that are not UTF-8 on the way to UTF-16), and everything else as UTF-16
+ * text (SQL_C_WCHAR).  The slots' width follows the
  * column's declared size within fixed limits, and the number of rows per
  * block follows from a fixed budget, so memory is the same whatever the
  * size of the pull.
@@ -174,10 +176,14 @@ set_stmt_attr(FetchBlock *b, SQLINTEGER attr, SQLPOINTER value, const char *oper
 
 /*
  * Prepare to read an executed statement's result in blocks.  is_binary
- * says which columns are read as bytes rather than text.
+ * says which columns are read as bytes rather than text, and
+ * text_as_bytes (NULL: none) which text columns are read as the bytes
+ * the warehouse sends (the statement selected them so), for the caller to
+ * check as UTF-8.
  */
 FetchBlock *
-FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
+FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary,
+		   const bool *text_as_bytes)
 {
 	FetchBlock *b = palloc0(sizeof(FetchBlock));
 	SQLLEN		row_bytes = 0;
@@ -210,12 +216,17 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 		rc = SQLDescribeColW(stmt, i + 1, name, lengthof(name), &name_len,
 							 &sql_type, &size, &digits, &nullable);
 		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describing a remote result");
-		if (is_binary[i])
+		if (is_binary[i] || (text_as_bytes && text_as_bytes[i]))
 		{
-			c->kind = FETCH_BINARY;
+			c->kind = is_binary[i] ? FETCH_BINARY : FETCH_UTF8;
 			c->c_type = SQL_C_BINARY;
 			c->width = slot_width(sql_type, size, true);
 			if (b->exact && (c->width = exact_slot_width(sql_type, size, true)) == 0)
+				b->exact = false;
+			/* text sizes count characters: up to 4 bytes each in UTF-8 */
+			if (b->exact && c->kind == FETCH_UTF8 &&
+				(!is_character_type(sql_type) || size > FETCH_MAX_EXACT_BYTES / 4 ||
+				 (c->width = exact_slot_width(sql_type, size * 4, true)) == 0))
 				b->exact = false;
 		}
 		else if ((sql_type == SQL_BIGINT && !column_is_unsigned(conn, stmt, i + 1)) ||
@@ -250,8 +261,10 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary)
 		/* read whole with SQLGetData: only text and bytes */
 		for (int i = 0; i < ncols; i++)
 		{
-			b->cols[i].kind = is_binary[i] ? FETCH_BINARY : FETCH_TEXT;
-			b->cols[i].c_type = is_binary[i] ? SQL_C_BINARY : SQL_C_WCHAR;
+			bool		bytes = b->cols[i].kind == FETCH_BINARY || b->cols[i].kind == FETCH_UTF8;
+
+			b->cols[i].kind = bytes ? b->cols[i].kind : FETCH_TEXT;
+			b->cols[i].c_type = bytes ? SQL_C_BINARY : SQL_C_WCHAR;
 		}
 		b->max_rows = 1;
 		return b;
@@ -383,7 +396,7 @@ read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
 
 /*
  * The value of column col (from 0) of row row (from 0) of the current
- * block: UTF-16 text or bytes, and its length in bytes.  False for NULL.
+ * block: UTF-16 text or bytes (FETCH_UTF8 too), and its length in bytes.  False for NULL.
  * The pointer is valid until the next call.
  */
 bool
@@ -500,8 +513,8 @@ all_digits(const char *p, int n)
  * other form (a 'T' between date and time, a zone, a number) sorts apart
  * from the bounds, so a pull would skip rows or a cut stop moving.
  */
-static bool
-timestamp_text_comparable(const char *text)
+bool
+FetchTimestampTextComparable(const char *text)
 {
 	size_t		len = strlen(text);
 
@@ -536,7 +549,7 @@ integer_text_comparable(const char *text)
 void
 FetchCheckComparable(const char *text, bool integer, const char *table, const char *column)
 {
-	if (integer ? integer_text_comparable(text) : timestamp_text_comparable(text))
+	if (integer ? integer_text_comparable(text) : FetchTimestampTextComparable(text))
 		return;
 	if (integer)
 		ereport(ERROR,

@@ -24,11 +24,13 @@ typedef enum FetchKind
 	FETCH_TEXT,					/* UTF-16 code units */
 	FETCH_BINARY,				/* bytes */
 	FETCH_INT64,				/* an SQLBIGINT */
-	FETCH_TIMESTAMP				/* an SQL_TIMESTAMP_STRUCT */
+	FETCH_TIMESTAMP,			/* an SQL_TIMESTAMP_STRUCT */
+	FETCH_UTF8					/* text as the bytes the warehouse stores,
+								 * not yet checked to be UTF-8 */
 } FetchKind;
 
 extern FetchBlock *FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols,
-							  const bool *is_binary);
+							  const bool *is_binary, const bool *text_as_bytes);
 extern FetchKind FetchColumnKind(FetchBlock *block, int col);
 extern int	FetchNextBlock(FetchBlock *block);
 extern bool FetchValue(FetchBlock *block, int row, int col, const char **data,
@@ -42,6 +44,7 @@ extern bool FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const ch
 								const char *column, Timestamp *result);
 extern bool FetchGetIntOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 						  const char *column, int64 *result);
+extern bool FetchTimestampTextComparable(const char *text);
 extern void FetchCheckComparable(const char *text, bool integer, const char *table,
 								 const char *column);
 

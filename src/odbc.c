@@ -1132,3 +1132,21 @@ OdbcDriverIsClickHouse(OdbcConn *conn)
 {
 	return driver_is(conn, DRIVER_CLICKHOUSE);
 }
+
+/*
+ * Whether text is read as the bytes the driver receives (SQL_C_BINARY),
+ * to be checked as UTF-8, rather than as UTF-16, whose conversion in these
+ * drivers changes values without a word: SQLite's drops bytes that are
+ * not UTF-8 and cuts a value at a NUL, ClickHouse's puts U+FFFD in place
+ * of bytes that are not UTF-8, MariaDB's (and MySQL's) cuts a value at a
+ * NUL.  Their bytes are UTF-8: SQLite's stored text (in a UTF-8 file),
+ * ClickHouse's String as stored, and MariaDB's in the connection's
+ * character set, utf8mb4 for the Unicode driver.  psqlODBC's conversion
+ * is exact, and PostgreSQL text holds neither.
+ */
+bool
+OdbcTextAsBytes(OdbcConn *conn)
+{
+	return driver_is(conn, DRIVER_SQLITE) || driver_is(conn, DRIVER_CLICKHOUSE) ||
+		driver_is(conn, DRIVER_MARIADB) || driver_is(conn, DRIVER_MYSQL);
+}

@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "treble_sync.h"
+#include "common/int.h"
 #include "lib/stringinfo.h"
 #include "foreign/foreign.h"
 #include <sql.h>
@@ -39,11 +40,20 @@ typedef struct OdbcParam
 /*
  * The last microsecond before ts: remote statements write "col >= ts" as
  * "col > TimestampJustBefore(ts)" (see pull_rows in cycle.c for why).
+ * There is none before the smallest int64 (-infinity's representation):
+ * an error, never a bound that wrapped to the far future.
  */
 static inline Timestamp
 TimestampJustBefore(Timestamp ts)
 {
-	return ts - 1;
+	Timestamp	before;
+
+	if (unlikely(pg_sub_s64_overflow(ts, 1, &before)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("A bound of a remote query has no microsecond before it.")));
+	return before;
 }
 
 extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping,
@@ -67,6 +77,7 @@ extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
 extern bool OdbcDriverIsPostgres(OdbcConn *conn);
 extern bool OdbcDriverIsSqlite(OdbcConn *conn);
 extern bool OdbcDriverIsClickHouse(OdbcConn *conn);
+extern bool OdbcTextAsBytes(OdbcConn *conn);
 extern bool OdbcDriverStreams(OdbcConn *conn);
 extern bool OdbcDeclaredSizesHold(OdbcConn *conn);
 extern const char *OdbcDriverDescription(OdbcConn *conn);

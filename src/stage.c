@@ -43,6 +43,7 @@
 #include "utils/resowner.h"
 
 #include "catalog.h"
+#include "deparse.h"
 #include "fetch.h"
 #include "odbc.h"
 #include "progress.h"
@@ -65,6 +66,7 @@ typedef struct StageFeed
 	CycleResult *result;
 	int			ncols;
 	bool	   *is_binary;		/* fetched as bytes, emitted as \x hex */
+	bool	   *text_as_bytes;	/* text fetched as stored, checked as UTF-8 */
 	FetchKind  *kind;			/* how each column arrives */
 	bool	   *is_masked;		/* stored as a salted SHA-256 hex */
 	bytea	   *salt;			/* the mask salt, if any column is masked */
@@ -72,6 +74,8 @@ typedef struct StageFeed
 	StringInfoData plain;		/* a masked value before hashing */
 	bool	   *is_key;			/* a NULL here fails the cycle */
 	int			check_col;		/* the cursor, read as text and checked; or -1 */
+	int			check_event;	/* the event column, read as text, whose
+								 * form makes a bad row; or -1 */
 	int			cursor_col;		/* the cursor, for the quarantine; or -1 */
 	char	  **names;
 	FmgrInfo   *in_funcs;		/* the staging columns' input functions, */
@@ -111,8 +115,28 @@ typedef struct StageFeed
 
 static StageFeed *feed = NULL;
 
+/*
+ * Why a value the warehouse sent is a bad row before COPY sees it: it
+ * cannot be carried as it is, and changing it is not an option.
+ */
+typedef enum BadValue
+{
+	BAD_VALUE_NONE = -1,
+	BAD_VALUE_UTF8,				/* text that is not UTF-8 */
+	BAD_VALUE_NUL,				/* text with a NUL byte */
+	BAD_VALUE_EVENT_FORM		/* an event time SQLite cannot compare */
+} BadValue;
+
+static const char *const bad_value_reasons[] = {
+	"text that is not valid UTF-8",
+	"text with a NUL byte, which PostgreSQL text cannot hold",
+	"a timestamp in a form that cannot be compared ('YYYY-MM-DD HH:MM:SS' is needed)"
+};
+
+static char *line_key(const char *line, int len);
 static void bad_row(const char *line, const char *column, const char *reason, bool null_key);
 static void send_null_key(int col);
+static void send_bad_value(int col, BadValue why);
 static bool receive_batch(void);
 
 /*
@@ -173,6 +197,47 @@ append_copy_hex(StringInfo line, const unsigned char *p, size_t len)
 	}
 	line->len = out - line->data;
 	line->data[line->len] = '\0';
+}
+
+/*
+ * Append UTF-8 text to a COPY text line, escaping what COPY's text format
+ * gives a meaning to (backslash, newline, carriage return, tab).
+ */
+static void
+append_copy_text(StringInfo line, const char *p, size_t len)
+{
+	char	   *out;
+
+	enlargeStringInfo(line, (int) (len * 2));
+	out = line->data + line->len;
+	for (size_t i = 0; i < len; i++)
+	{
+		char		c = p[i];
+
+		if (c == '\\' || c == '\n' || c == '\r' || c == '\t')
+		{
+			*out++ = '\\';
+			*out++ = (c == '\\') ? '\\' : (c == '\n') ? 'n' : (c == '\r') ? 'r' : 't';
+		}
+		else
+			*out++ = c;
+	}
+	line->len = out - line->data;
+	line->data[line->len] = '\0';
+}
+
+/*
+ * Whether text bytes can be carried exactly: UTF-8 (what COPY is told it
+ * reads), and no NUL, which no PostgreSQL text value holds.
+ */
+static BadValue
+check_text_bytes(const char *p, size_t len)
+{
+	if (memchr(p, '\0', len) != NULL)
+		return BAD_VALUE_NUL;
+	if (!pg_verify_mbstr(PG_UTF8, p, (int) len, true))
+		return BAD_VALUE_UTF8;
+	return BAD_VALUE_NONE;
 }
 
 /* Append n digits of v, zero-padded. */
@@ -258,6 +323,7 @@ append_masked(int col, const char *data, size_t len)
 	switch (feed->kind[col])
 	{
 		case FETCH_BINARY:
+		case FETCH_UTF8:		/* checked as UTF-8 already */
 			break;
 		case FETCH_INT64:
 			enlargeStringInfo(&feed->plain, MAXINT8LEN + 1);
@@ -295,16 +361,46 @@ append_masked(int col, const char *data, size_t len)
 }
 
 /*
+ * The row in feed->line has a value that cannot be carried as it is, in
+ * column col: on_bad_row 'fail' fails the cycle, naming the key (of the
+ * line, where such a value is in hex), the column and the reason, never
+ * the value; otherwise the row is set aside here, or in a reader by the
+ * cycle's worker.
+ */
+static void
+set_aside_bad_value(int col, BadValue why)
+{
+	Assert(why > BAD_VALUE_NONE && why < (int) lengthof(bad_value_reasons));
+	if (feed->cfg->on_bad_row == BAD_ROW_FAIL)
+		ereport(ERROR,
+				(errcode(why == BAD_VALUE_EVENT_FORM ? ERRCODE_INVALID_DATETIME_FORMAT :
+						 ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("bad row in warehouse table \"%s\": key (%s), column \"%s\": %s",
+						feed->cfg->remote_table, line_key(feed->line.data, feed->line.len),
+						feed->names[col], bad_value_reasons[why]),
+				 errdetail("Row " INT64_FORMAT " of this pull. Nothing of this cycle was applied.",
+						   feed->result->rows_pulled),
+				 errhint("Fix the row in the warehouse, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
+	if (feed->sink)
+		send_bad_value(col, why);	/* set aside by the cycle's worker */
+	else
+		bad_row(feed->line.data, feed->names[col], bad_value_reasons[why], false);
+}
+
+/*
  * Turn the next warehouse row into feed->line, one COPY text line,
  * fetching a new block when the current one is used up.  Returns false at
  * the end of the result.  A row with a NULL key fails the cycle, or with
- * on_bad_row 'quarantine' or 'skip' is set aside and the next row taken.
+ * on_bad_row 'quarantine' or 'skip' is set aside and the next row taken;
+ * so is a row with a value that cannot be carried as it is (BadValue).
  */
 static bool
 stage_next_row(void)
 {
 	int			row;
 	int			null_key_col;
+	int			bad_col;
+	BadValue	bad_why;
 
 next_row:
 	CHECK_FOR_INTERRUPTS();
@@ -321,11 +417,14 @@ next_row:
 	null_key_col = -1;
 
 	resetStringInfo(&feed->line);
+	bad_col = -1;
+	bad_why = BAD_VALUE_NONE;
 	for (int i = 0; i < feed->ncols; i++)
 	{
 		const char *data;
 		size_t		len;
 		int			before;
+		BadValue	why;
 
 		if (i > 0)
 			appendStringInfoChar(&feed->line, '\t');
@@ -355,6 +454,25 @@ next_row:
 			continue;
 		}
 		before = feed->line.len;
+		if (feed->kind[i] == FETCH_UTF8 &&
+			(why = check_text_bytes(data, len)) != BAD_VALUE_NONE)
+		{
+			/*
+			 * The row is set aside once whole: the value goes in as its
+			 * bytes in hex (what the quarantine keeps), masked as a word.
+			 */
+			if (bad_col < 0)
+			{
+				bad_col = i;
+				bad_why = why;
+			}
+			if (feed->is_masked[i])
+				appendStringInfoString(&feed->line, "(masked)");
+			else
+				append_copy_hex(&feed->line, (const unsigned char *) data, len);
+			feed->result->bytes_pulled += len;
+			continue;
+		}
 		if (feed->is_masked[i])
 		{
 			append_masked(i, data, len);
@@ -375,6 +493,9 @@ next_row:
 			case FETCH_TIMESTAMP:
 				append_copy_timestamp(&feed->line, (const SQL_TIMESTAMP_STRUCT *) data);
 				break;
+			case FETCH_UTF8:
+				append_copy_text(&feed->line, data, len);
+				break;
 			case FETCH_TEXT:
 				OdbcAppendUtf16(&feed->line, (const SQLWCHAR *) data,
 								len / sizeof(SQLWCHAR), true);
@@ -382,6 +503,27 @@ next_row:
 					FetchCheckComparable(feed->line.data + before,
 										 feed->cfg->cursor_kind == CURSOR_INTEGER,
 										 feed->cfg->remote_table, feed->names[i]);
+				if (memchr(feed->line.data + before, '\0', feed->line.len - before) != NULL)
+				{
+					/* the NUL must not cut the line: in hex, as above */
+					resetStringInfo(&feed->plain);
+					OdbcAppendUtf16(&feed->plain, (const SQLWCHAR *) data,
+									len / sizeof(SQLWCHAR), false);
+					feed->line.len = before;
+					append_copy_hex(&feed->line, (const unsigned char *) feed->plain.data,
+									feed->plain.len);
+					if (bad_col < 0)
+					{
+						bad_col = i;
+						bad_why = BAD_VALUE_NUL;
+					}
+				}
+				else if (bad_col < 0 && i == feed->check_event &&
+						 !FetchTimestampTextComparable(feed->line.data + before))
+				{
+					bad_col = i;
+					bad_why = BAD_VALUE_EVENT_FORM;
+				}
 				break;
 		}
 		feed->result->bytes_pulled += feed->line.len - before;
@@ -393,6 +535,12 @@ next_row:
 			send_null_key(null_key_col);	/* set aside by the cycle's worker */
 		else
 			bad_row(feed->line.data, feed->names[null_key_col], "NULL key", true);
+		goto next_row;
+	}
+	if (bad_col >= 0)
+	{
+		feed->result->rows_pulled++;
+		set_aside_bad_value(bad_col, bad_why);
 		goto next_row;
 	}
 	appendStringInfoChar(&feed->line, '\n');
@@ -776,17 +924,19 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
  * since), the mask salt, and the statement with its parameters.
  */
 static void
-describe_pull(StringInfo buf, StageFeed *state, int cursor_col, const char *sql,
+describe_pull(StringInfo buf, StageFeed *state, int cursor_col, int event_col, const char *sql,
 			  int nparams, const OdbcParam *params)
 {
 	initStringInfo(buf);
 	pq_sendint32(buf, state->ncols);
 	pq_sendint32(buf, cursor_col);
+	pq_sendint32(buf, event_col);
 	pq_sendint32(buf, state->cfg->on_bad_row);
 	pq_sendint32(buf, state->cfg->cursor_kind);
 	for (int i = 0; i < state->ncols; i++)
 	{
 		pq_sendbyte(buf, state->is_binary[i]);
+		pq_sendbyte(buf, state->text_as_bytes[i]);
 		pq_sendbyte(buf, state->is_key[i]);
 		pq_sendbyte(buf, state->is_masked[i]);
 		pq_sendbytes(buf, state->names[i], strlen(state->names[i]) + 1);
@@ -811,6 +961,7 @@ describe_pull(StringInfo buf, StageFeed *state, int cursor_col, const char *sql,
 #define READ_READY 'R'			/* the statement runs: rows follow */
 #define READ_BATCH 'B'			/* a batch of COPY text lines */
 #define READ_NULL_KEY 'N'		/* a row with a NULL key, to set aside */
+#define READ_BAD_VALUE 'V'		/* a row with a value that cannot be carried */
 #define READ_END 'E'			/* the end of the pull */
 
 /*
@@ -839,6 +990,24 @@ send_null_key(int col)
 	begin_message(&msg, READ_NULL_KEY);
 	pq_sendint32(&msg, col);
 	pq_sendint32(&msg, feed->line.len);
+	pq_sendbytes(&msg, feed->line.data, feed->line.len);
+	ReadAheadSend(feed->sink, msg.data, msg.len);
+	pfree(msg.data);
+}
+
+/*
+ * In a reader: the row in feed->line has a value that cannot be carried
+ * in column col, for the worker to set aside.
+ */
+static void
+send_bad_value(int col, BadValue why)
+{
+	StringInfoData msg;
+
+	initStringInfo(&msg);
+	begin_message(&msg, READ_BAD_VALUE);
+	pq_sendint32(&msg, col);
+	pq_sendint32(&msg, (int32) why);
 	pq_sendbytes(&msg, feed->line.data, feed->line.len);
 	ReadAheadSend(feed->sink, msg.data, msg.len);
 	pfree(msg.data);
@@ -879,6 +1048,19 @@ receive_batch(void)
 						elog(ERROR, "reader sent a column out of range: %d", col);
 					line = pq_getmsgbytes(&msg, line_len);
 					bad_row(pnstrdup(line, line_len), feed->names[col], "NULL key", true);
+					break;
+				}
+			case READ_BAD_VALUE:
+				{
+					int			col = pq_getmsgint(&msg, 4);
+					int			why = pq_getmsgint(&msg, 4);
+
+					if (col < 0 || col >= feed->ncols ||
+						why <= BAD_VALUE_NONE || why >= (int) lengthof(bad_value_reasons))
+						elog(ERROR, "reader sent a bad value out of range: column %d, reason %d",
+							 col, why);
+					bad_row(pnstrdup(msg.data + msg.cursor, msg.len - msg.cursor),
+							feed->names[col], bad_value_reasons[why], false);
 					break;
 				}
 			case READ_END:
@@ -940,11 +1122,13 @@ reader_ready(ReadAhead *reader, TableConfig *cfg)
  * fetch kind, and whether the cursor's text is checked.
  */
 static void
-begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col)
+begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int event_col)
 {
-	state->block = FetchBegin(conn, stmt, state->ncols, state->is_binary);
+	state->block = FetchBegin(conn, stmt, state->ncols, state->is_binary,
+							  state->text_as_bytes);
 	state->kind = palloc(sizeof(FetchKind) * state->ncols);
 	state->check_col = -1;
+	state->check_event = -1;
 	for (int i = 0; i < state->ncols; i++)
 	{
 		state->kind[i] = FetchColumnKind(state->block, i);
@@ -957,6 +1141,16 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col)
 		if (OdbcTimestampsAsText(conn) && state->kind[i] == FETCH_TEXT && !state->is_masked[i] &&
 			i == cursor_col)
 			state->check_col = i;
+
+		/*
+		 * So does an event value, which the window and repair() compare
+		 * with their bounds there: in another form it would fall outside
+		 * every window and day, and a repair would delete it from the
+		 * copy.  Such a row is a bad row.
+		 */
+		else if (OdbcTimestampsAsText(conn) && state->kind[i] == FETCH_TEXT &&
+				 !state->is_masked[i] && i == event_col)
+			state->check_event = i;
 	}
 	if (state->salt)
 		state->sha = pg_cryptohash_create(PG_SHA256);
@@ -975,6 +1169,7 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	StageFeed	state;
 	CycleResult result;
 	int			cursor_col;
+	int			event_col;
 	int32		salt_len;
 	const char *sql;
 	int			nparams;
@@ -993,15 +1188,18 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	state.ncols = pq_getmsgint(&desc, 4);
 	cursor_col = pq_getmsgint(&desc, 4);
 	state.cursor_col = cursor_col;
+	event_col = pq_getmsgint(&desc, 4);
 	cfg->on_bad_row = (BadRowPolicy) pq_getmsgint(&desc, 4);
 	cfg->cursor_kind = (CursorKind) pq_getmsgint(&desc, 4);
 	state.is_binary = palloc0(sizeof(bool) * state.ncols);
+	state.text_as_bytes = palloc0(sizeof(bool) * state.ncols);
 	state.is_key = palloc0(sizeof(bool) * state.ncols);
 	state.is_masked = palloc0(sizeof(bool) * state.ncols);
 	state.names = palloc0(sizeof(char *) * state.ncols);
 	for (int i = 0; i < state.ncols; i++)
 	{
 		state.is_binary[i] = pq_getmsgbyte(&desc);
+		state.text_as_bytes[i] = pq_getmsgbyte(&desc);
 		state.is_key[i] = pq_getmsgbyte(&desc);
 		state.is_masked[i] = pq_getmsgbyte(&desc);
 		state.names[i] = pstrdup(pq_getmsgrawstring(&desc));
@@ -1033,7 +1231,7 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	ReadAheadSend(sink, msg.data, msg.len);
 	stmt = OdbcAllocStatement(conn);
 	OdbcExecute(conn, stmt, sql, nparams, params);
-	begin_fetch(&state, conn, stmt, cursor_col);
+	begin_fetch(&state, conn, stmt, cursor_col, event_col);
 	resetStringInfo(&msg);
 	pq_sendbyte(&msg, READ_READY);
 	ReadAheadSend(sink, msg.data, msg.len);
@@ -1087,6 +1285,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	StageFeed	state;
 	int			i = 0;
 	int			cursor_col = -1;
+	int			event_col = -1;
 	int64		new_bad;
 	SQLHSTMT	volatile own_stmt = SQL_NULL_HSTMT;
 	MemoryContext load_cxt = AllocSetContextCreate(CurrentMemoryContext,
@@ -1099,6 +1298,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	state.result = result;
 	state.ncols = list_length(cfg->columns);
 	state.is_binary = palloc0(sizeof(bool) * state.ncols);
+	state.text_as_bytes = palloc0(sizeof(bool) * state.ncols);
 	state.is_key = palloc0(sizeof(bool) * state.ncols);
 	state.is_masked = palloc0(sizeof(bool) * state.ncols);
 	initStringInfo(&state.plain);
@@ -1115,8 +1315,14 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		if (state.is_masked[i] && state.salt == NULL)
 			state.salt = CatalogMaskSalt(cfg->owner);
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
+		/* as deparse.c selected it */
+		state.text_as_bytes[i] = !state.is_binary[i] &&
+			!SchemaListHasName(cfg->absent_columns, name) &&
+			DeparseTextAsBytes(cfg, conn, name);
 		if (cfg->cursor_column && strcmp(name, cfg->cursor_column) == 0)
 			cursor_col = i;
+		if (cfg->event_column && strcmp(name, cfg->event_column) == 0)
+			event_col = i;
 		i++;
 	}
 	state.cursor_col = cursor_col;
@@ -1125,7 +1331,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	{
 		StringInfoData pull;
 
-		describe_pull(&pull, &state, cursor_col, sql, nparams, params);
+		describe_pull(&pull, &state, cursor_col, event_col, sql, nparams, params);
 		state.reader = ReadAheadStart(cfg, pull.data, pull.len);
 		state.reader_rows = result->rows_pulled;
 		state.reader_bytes = result->bytes_pulled;
@@ -1142,7 +1348,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 			own_stmt = stmt = OdbcAllocStatement(conn);
 			OdbcExecute(conn, stmt, sql, nparams, unconstify(OdbcParam *, params));
 		}
-		begin_fetch(&state, conn, stmt, cursor_col);
+		begin_fetch(&state, conn, stmt, cursor_col, event_col);
 	}
 
 	rel = table_open(stage_relid, RowExclusiveLock);

@@ -13,6 +13,14 @@
 #   integers    a text value in an INTEGER cursor fails the cycle the same way
 #   NULL cursor rows without a cursor are counted in the run
 #               (rows_null_cursor) and named in its warnings
+#   text bytes  (ClickHouse, when its warehouse runs) a String that is not
+#               UTF-8, or holds a NUL, is a bad row naming the column, never
+#               a changed value: 'a' 0xFF 'b' is not 'ab', under every
+#               on_bad_row, read by the cycle's worker or by a reader
+#               (SQLite's text bytes: sql/edge_values.sql)
+#   MariaDB     (when its warehouse runs) a NUL in a utf8mb4 value is a bad
+#               row, not a value cut at the NUL; a latin1 column lands as
+#               its characters
 #
 # Expects the clusters of .ci/clusters to be running and their env file
 # sourced (TS_*, PGHOST/PGPORT/PGUSER). Prints TAP.
@@ -122,6 +130,84 @@ check "text in an integer cursor fails the cycle" \
     "failed|warehouse column \"event_no\" of table \"events\" holds an integer in a form that cannot be compared" "$out"
 wh <<<"UPDATE events SET event_no = 3 WHERE id = 3;"
 check "fixed, it converges" "success 3 0" "$(sync events)"
+
+# --- ClickHouse: String bytes that are not UTF-8, or a NUL
+if [[ -n ${TS_CLICKHOUSE_PORT:-} ]]; then
+    ch() { python3 "$(dirname "$0")/clickhouse_sql.py"; }
+    q <<'SQL'
+SET client_min_messages = warning;
+DO $$
+BEGIN
+    EXECUTE format('CREATE SERVER c FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
+                   current_setting('treble_test.clickhouse_odbc'));
+END
+$$;
+CREATE USER MAPPING FOR CURRENT_USER SERVER c;
+SQL
+    ch <<'SQL'
+DROP TABLE IF EXISTS bad_input_texts;
+CREATE TABLE bad_input_texts (k String, note Nullable(String), synced_at DateTime64(6)) ENGINE = MergeTree ORDER BY k;
+INSERT INTO bad_input_texts VALUES ('ab', 'plain', '2026-11-28 10:00:00'),
+    ('a\xFFb', 'secret invalid key', '2026-11-28 10:00:00'), ('nul', 'secret\0nul', '2026-11-28 10:00:00'),
+    ('bad note', 'secret \xC3\x28', '2026-11-28 10:00:00'), ('multibyte', 'é€😀', '2026-11-28 10:00:00');
+SQL
+    for ahead in on off; do
+        t=ch_texts_$ahead
+        q -c "SET client_min_messages = warning" \
+          -c "SELECT name FROM treble_sync.add_table('bad_input_texts', 'c', key_columns => '{k}', name => '$t', local_table => '$t')" >/dev/null
+        out=$(q -c "SET treble_sync.read_ahead = $ahead" \
+                -c "SELECT status, split_part(error, E'\n', 1) FROM treble_sync.sync_table('$t')")
+        check "clickhouse, read_ahead $ahead: a key that is not UTF-8 fails the cycle, naming the column" \
+            'failed|bad row in warehouse table "bad_input_texts": key (\x61ff62), column "k": text that is not valid UTF-8' "$out"
+        check "clickhouse, read_ahead $ahead: the error holds no value but the key" "0" \
+            "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE error LIKE '%secret%'")"
+        q -c "SELECT on_bad_row FROM treble_sync.alter_table('$t', on_bad_row => 'quarantine', max_bad_row_ratio => 1)" >/dev/null
+        check "clickhouse, read_ahead $ahead: quarantine: 5 pulled, 2 inserted, 3 bad" "success 5 2 3" \
+            "$(q -F ' ' -c "SET treble_sync.read_ahead = $ahead" \
+                 -c "SELECT status, rows_pulled, rows_inserted, rows_bad FROM treble_sync.sync_table('$t')")"
+        check "clickhouse, read_ahead $ahead: the rest lands byte for byte" "6162:706c61696e,6d756c746962797465:c3a9e282acf09f9880" \
+            "$(q -c "SELECT string_agg(encode(convert_to(k, 'UTF8'), 'hex') || ':' || encode(convert_to(note, 'UTF8'), 'hex'), ',' ORDER BY k) FROM $t")"
+        check "clickhouse, read_ahead $ahead: the bad rows, in hex, with the column and the reason" \
+            '\x61ff62|k|\x61ff62|text that is not valid UTF-8
+bad note|note|\x73656372657420c328|text that is not valid UTF-8
+nul|note|\x736563726574006e756c|text with a NUL byte, which PostgreSQL text cannot hold' \
+            "$(q -c "SELECT key, column_name, raw_value, reason FROM treble_sync.quarantine WHERE table_name = '$t' ORDER BY key")"
+    done
+    ch <<<"DROP TABLE IF EXISTS bad_input_texts"
+fi
+
+# --- MariaDB: a NUL in a value; a latin1 column
+if [[ -n ${TS_MARIADB_PORT:-} ]]; then
+    my() { mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh; }
+    q <<'SQL'
+SET client_min_messages = warning;
+DO $$
+BEGIN
+    EXECUTE format('CREATE SERVER m FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
+                   current_setting('treble_test.mariadb_odbc'));
+    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER m OPTIONS (user %L, password %L)',
+                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
+END
+$$;
+SQL
+    my <<'SQL'
+DROP TABLE IF EXISTS bad_input_texts;
+CREATE TABLE bad_input_texts (k VARCHAR(20) PRIMARY KEY, note VARCHAR(20), l1 VARCHAR(20) CHARACTER SET latin1,
+    synced_at DATETIME(6)) CHARACTER SET utf8mb4;
+INSERT INTO bad_input_texts VALUES ('ab', 'é€😀', X'FF', '2026-11-28 10:00:00'),
+    ('nul', CONCAT('secret', CHAR(0), 'nul'), 'x', '2026-11-28 10:00:00');
+SQL
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('bad_input_texts', 'm', key_columns => '{k}', name => 'my_texts', local_table => 'my_texts', on_bad_row => 'quarantine', max_bad_row_ratio => 1)" >/dev/null
+    check "mariadb: a value with a NUL is a bad row" "success 2 1 1" \
+        "$(q -F ' ' -c "SELECT status, rows_pulled, rows_inserted, rows_bad FROM treble_sync.sync_table('my_texts')")"
+    check "mariadb: the rest lands byte for byte, latin1 as its characters" "ab:c3a9e282acf09f9880:c3bf" \
+        "$(q -c "SELECT string_agg(k || ':' || encode(convert_to(note, 'UTF8'), 'hex') || ':' || encode(convert_to(l1, 'UTF8'), 'hex'), ',') FROM my_texts")"
+    check "mariadb: the bad row, in hex, with the column and the reason" \
+        'nul|note|\x736563726574006e756c|text with a NUL byte, which PostgreSQL text cannot hold' \
+        "$(q -c "SELECT key, column_name, raw_value, reason FROM treble_sync.quarantine WHERE table_name = 'my_texts'")"
+    my <<<"DROP TABLE IF EXISTS bad_input_texts"
+fi
 
 echo "1..$n"
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null
