@@ -178,6 +178,70 @@ else
     for ((i = 0; i < 24; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
 fi
 
+# --- characters unixODBC reads as others
+# The worker hands its connection string to unixODBC as UTF-16
+# (SQLDriverConnectW). To find DRIVER and DSN, unixODBC 2.3.11 narrows every
+# UTF-16 unit to its low byte (__parse_connection_string_w passes no
+# connection to unicode_to_ansi_copy, so it never uses iconv), and it narrows
+# the same way what it hands a driver without wide functions (psqlodbca.so,
+# libsqlite3odbc.so) once iconv runs out of room: U+013B is then ';', U+013D
+# '=', U+012F '/' and U+0100 ends the string. A value holding them (a
+# mapping's password, any value of a connection string) adds keys that
+# option.c never saw: the last DRIVER= wins in unixODBC, which loads that
+# library, and an ANSI driver reads the added keys and nothing after U+0100
+# (so not the vetted host appended last).
+# u16 PLAIN TEXT: an SQL literal of PLAIN then TEXT, where TEXT's ; = / and
+# \x01 are written as the characters unixODBC narrows to ; = / and NUL
+u16() {
+    local p=$1 s=$2
+    p=${p//\\/\\\\}; p=${p//\'/\'\'}
+    s=${s//\\/\\\\}; s=${s//\'/\'\'}
+    s=${s//;/\\013B}; s=${s//=/\\013D}; s=${s//\//\\012F}; s=${s//$'\x01'/\\0100}
+    printf "U&'%s%s'" "$p" "$s"
+}
+# lax_has TABLE: whether the lax cluster has that table (something ran SQL
+# there as postgres)
+lax_has() { laxq -c "SELECT count(*) FROM pg_tables WHERE tablename = '$1'"; }
+if $LAX_OK; then
+    # a server a non-superuser owns, as vetted: the lax cluster over TCP,
+    # where the password is what keeps it out
+    as sec_ep_user -c "$(create_server nar_own "$LAXHOST")" >/dev/null
+    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER nar_own OPTIONS (user 'postgres', password $(u16 "" "x;DRIVER=PostgreSQL ANSI;Servername=;UID=postgres;ConnSettings=CREATE TABLE sec_ep_pwned_1 (id int)"$'\x01'))" >/dev/null
+    refused "at connect: a mapping's password that unixODBC narrows into DRIVER=PostgreSQL ANSI;Servername= is refused" sec_ep_user \
+        "$(steal nar_own c_nar1)" "" 
+    check "... and nothing ran on the local socket as postgres (ConnSettings)" 0 "$(lax_has sec_ep_pwned_1)"
+    nothing_copied "a narrowed password on a non-superuser's server" c_nar1
+
+    # a superuser's server, which the documented role only uses: USAGE and
+    # a mapping of its own
+    sq -c "$(create_server nar_su "$LAXHOST")" -c "GRANT USAGE ON FOREIGN SERVER nar_su TO sec_ep_user" >/dev/null
+    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER nar_su OPTIONS (user 'postgres', password $(u16 "" "x;DRIVER=PostgreSQL ANSI;Servername=;UID=postgres;ConnSettings=CREATE TABLE sec_ep_pwned_2 (id int)"$'\x01'))" >/dev/null
+    refused "at connect: on a superuser's server, a mapping's password narrowed into DRIVER=PostgreSQL ANSI;Servername= is refused" sec_ep_user \
+        "$(steal nar_su c_nar2)" ""
+    check "... and nothing ran on the local socket as postgres (ConnSettings)" 0 "$(lax_has sec_ep_pwned_2)"
+    nothing_copied "a narrowed password on a superuser's server" c_nar2
+
+    # the driver manager loads a driver the vetting refuses (SQLite), which
+    # creates its database file wherever the narrowed Database= says
+    PWNED=$TMP/sec_ep_pwned_3
+    as sec_ep_user -c "CREATE SERVER nar_lite FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string $(u16 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=" "$PWNED"))" >/dev/null
+    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER nar_lite OPTIONS (user 'postgres', password $(u16 "" "x;DRIVER=SQLite3"))" >/dev/null
+    refused "at connect: a mapping's password narrowed into DRIVER=SQLite3 is refused" sec_ep_user \
+        "$(steal nar_lite c_nar3)" ""
+    check "... and the SQLite driver created no file" no "$([[ -e $PWNED ]] && echo yes || echo no)"
+
+    # the vetting itself: a connection string's value holding such characters
+    refused "CREATE SERVER: a Database= value holding characters unixODBC narrows to ;DRIVER= is refused" sec_ep_user \
+        "CREATE SERVER nar_db FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string $(u16 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=" "postgres;DRIVER=SQLite3"))" \
+        "HV00D|HV024|HV00J" Database
+    as sec_ep_user -c "$(create_server s_wh_nar "$LAXHOST")" >/dev/null
+    refused "CREATE USER MAPPING: a password holding characters unixODBC narrows to ;DRIVER= is refused" sec_ep_user \
+        "CREATE USER MAPPING FOR CURRENT_USER SERVER s_wh_nar OPTIONS (user 'postgres', password $(u16 "" "x;DRIVER=SQLite3"))" \
+        "" password
+else
+    for ((i = 0; i < 10; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
+fi
+
 # --- DSNs (system DSNs: root only)
 # add_dsn NAME KEY=VALUE...: a system DSN (of psqlODBC unless a Driver=
 # is given), replacing any of that name
