@@ -202,44 +202,58 @@ u16() {
 # lax_has TABLE: whether the lax cluster has that table (something ran SQL
 # there as postgres)
 lax_has() { laxq -c "SELECT count(*) FROM pg_tables WHERE tablename = '$1'"; }
+# narrowed_mapping NAME SERVER LITERAL: sec_ep_user's mapping on SERVER may
+# not be given LITERAL as its password; a mapping made before the rule is
+# then forced to hold it (a catalog update, by the superuser), so that the
+# check at connect is tried too
+narrowed_mapping() {
+    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER $2 OPTIONS (user 'postgres', password 'anything')" >/dev/null
+    refused "ALTER USER MAPPING: $1 is refused, naming password" sec_ep_user \
+        "ALTER USER MAPPING FOR CURRENT_USER SERVER $2 OPTIONS (SET password $3)" HV024 password
+    sq -c "UPDATE pg_catalog.pg_user_mapping SET umoptions = ARRAY['user=postgres', 'password=' || $3]
+           WHERE umuser = 'sec_ep_user'::regrole AND umserver = (SELECT oid FROM pg_foreign_server WHERE srvname = '$2')" >/dev/null
+}
 if $LAX_OK; then
     # a server a non-superuser owns, as vetted: the lax cluster over TCP,
     # where the password is what keeps it out
     as sec_ep_user -c "$(create_server nar_own "$LAXHOST")" >/dev/null
-    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER nar_own OPTIONS (user 'postgres', password $(u16 "" "x;DRIVER=PostgreSQL ANSI;Servername=;UID=postgres;ConnSettings=CREATE TABLE sec_ep_pwned_1 (id int)"$'\x01'))" >/dev/null
-    refused "at connect: a mapping's password that unixODBC narrows into DRIVER=PostgreSQL ANSI;Servername= is refused" sec_ep_user \
-        "$(steal nar_own c_nar1)" "" 
+    narrowed_mapping "a password narrowed into DRIVER=PostgreSQL ANSI;Servername=;...;ConnSettings=" nar_own \
+        "$(u16 "" "x;DRIVER=PostgreSQL ANSI;Servername=;UID=postgres;ConnSettings=CREATE TABLE sec_ep_pwned_1 (id int)"$'\x01')"
+    refused "at connect: a mapping's password that unixODBC narrows into DRIVER=PostgreSQL ANSI;Servername= is refused, naming password" sec_ep_user \
+        "$(steal nar_own c_nar1)" HV024 password
     check "... and nothing ran on the local socket as postgres (ConnSettings)" 0 "$(lax_has sec_ep_pwned_1)"
     nothing_copied "a narrowed password on a non-superuser's server" c_nar1
 
     # a superuser's server, which the documented role only uses: USAGE and
     # a mapping of its own
     sq -c "$(create_server nar_su "$LAXHOST")" -c "GRANT USAGE ON FOREIGN SERVER nar_su TO sec_ep_user" >/dev/null
-    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER nar_su OPTIONS (user 'postgres', password $(u16 "" "x;DRIVER=PostgreSQL ANSI;Servername=;UID=postgres;ConnSettings=CREATE TABLE sec_ep_pwned_2 (id int)"$'\x01'))" >/dev/null
-    refused "at connect: on a superuser's server, a mapping's password narrowed into DRIVER=PostgreSQL ANSI;Servername= is refused" sec_ep_user \
-        "$(steal nar_su c_nar2)" ""
+    narrowed_mapping "on a superuser's server, a password narrowed into DRIVER=PostgreSQL ANSI;Servername=" nar_su \
+        "$(u16 "" "x;DRIVER=PostgreSQL ANSI;Servername=;UID=postgres;ConnSettings=CREATE TABLE sec_ep_pwned_2 (id int)"$'\x01')"
+    refused "at connect: on a superuser's server, a mapping's password narrowed into DRIVER=PostgreSQL ANSI;Servername= is refused, naming password" sec_ep_user \
+        "$(steal nar_su c_nar2)" HV024 password
     check "... and nothing ran on the local socket as postgres (ConnSettings)" 0 "$(lax_has sec_ep_pwned_2)"
     nothing_copied "a narrowed password on a superuser's server" c_nar2
 
     # the driver manager loads a driver the vetting refuses (SQLite), which
-    # creates its database file wherever the narrowed Database= says
+    # creates its database file wherever the narrowed Database= says; the
+    # server was made by a superuser and given away
     PWNED=$TMP/sec_ep_pwned_3
-    as sec_ep_user -c "CREATE SERVER nar_lite FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string $(u16 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=" "$PWNED"))" >/dev/null
-    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER nar_lite OPTIONS (user 'postgres', password $(u16 "" "x;DRIVER=SQLite3"))" >/dev/null
-    refused "at connect: a mapping's password narrowed into DRIVER=SQLite3 is refused" sec_ep_user \
-        "$(steal nar_lite c_nar3)" ""
+    sq -c "CREATE SERVER nar_lite FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string $(u16 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=" "$PWNED"))" \
+       -c "ALTER SERVER nar_lite OWNER TO sec_ep_user" >/dev/null
+    narrowed_mapping "a password narrowed into DRIVER=SQLite3" nar_lite "$(u16 "" "x;DRIVER=SQLite3")"
+    refused "at connect: a Database= and a password narrowed into a path and DRIVER=SQLite3 are refused" sec_ep_user \
+        "$(steal nar_lite c_nar3)" HV024
     check "... and the SQLite driver created no file" no "$([[ -e $PWNED ]] && echo yes || echo no)"
 
     # the vetting itself: a connection string's value holding such characters
-    refused "CREATE SERVER: a Database= value holding characters unixODBC narrows to ;DRIVER= is refused" sec_ep_user \
+    refused "CREATE SERVER: a Database= value holding characters unixODBC narrows to ;DRIVER= is refused, naming Database" sec_ep_user \
         "CREATE SERVER nar_db FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string $(u16 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=" "postgres;DRIVER=SQLite3"))" \
-        "HV00D|HV024|HV00J" Database
-    as sec_ep_user -c "$(create_server s_wh_nar "$LAXHOST")" >/dev/null
-    refused "CREATE USER MAPPING: a password holding characters unixODBC narrows to ;DRIVER= is refused" sec_ep_user \
-        "CREATE USER MAPPING FOR CURRENT_USER SERVER s_wh_nar OPTIONS (user 'postgres', password $(u16 "" "x;DRIVER=SQLite3"))" \
-        "" password
+        HV024 Database
+    # characters below U+0100 are their own low byte: still accepted
+    accepted "CREATE SERVER: a Database= value holding Latin-1 letters is accepted" sec_ep_user \
+        "$(create_server nar_latin1 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=caf$(printf '\u00e9')")"
 else
-    for ((i = 0; i < 10; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
+    for ((i = 0; i < 16; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
 fi
 
 # --- DSNs (system DSNs: root only)
