@@ -29,6 +29,12 @@
 #     SERVER= are refused (the driver forces TCP otherwise, localhost
 #     included);
 #   - ClickHouse and SQLite are refused outright for such a server;
+#   - characters unixODBC narrows to ; = / and NUL (U+013B, U+013D, U+012F,
+#     U+0100) in a mapping's password, on such a server and on a
+#     superuser's, or in a connection string's value: they would make the
+#     driver manager load another driver (psqlODBC ANSI, SQLite) that reads
+#     the added keys and not the vetted host, and run ConnSettings as
+#     postgres on the local socket;
 #   - the legitimate servers still work: a driver string and a DSN to the
 #     warehouse, which the worker reaches with the host and port appended
 #     last.
