@@ -35,6 +35,13 @@
 #     driver manager load another driver (psqlODBC ANSI, SQLite) that reads
 #     the added keys and not the vetted host, and run ConnSettings as
 #     postgres on the local socket;
+#   - psqlODBC's abbreviations (CX, A6 ConnSettings, B2/B3 the logs, D5
+#     pqopt, AB, DX, A7), libpq's keys, unixODBC's (FILEDSN, SAVEFILE,
+#     DMConnAttr, DMEnvAttr), SQLite's LoadExt, a tab before a key, a key
+#     spelled with spaces, a library as Driver, ports and hosts in other
+#     forms (+P, "P ", 0x..., 0P, [::1]) are refused; a Database= holding
+#     libpq's host=@..., Server=127.1 and passwords holding } ; and keys go
+#     over TCP, where the made-up password is refused;
 #   - the legitimate servers still work: a driver string and a DSN to the
 #     warehouse, which the worker reaches with the host and port appended
 #     last.
@@ -259,7 +266,54 @@ if $LAX_OK; then
     accepted "CREATE SERVER: a Database= value holding Latin-1 letters is accepted" sec_ep_user \
         "$(create_server nar_latin1 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=caf$(printf '\u00e9')")"
 else
-    for ((i = 0; i < 16; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
+    for ((i = 0; i < 13; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
+fi
+
+# --- keys the driver, libpq or unixODBC would read otherwise: every
+# abbreviation, alias and layer is off the allow-list
+if $LAX_OK; then
+    for kv in "CX=1c305008b" "A6=SELECT 1" "B2=1" "B3=1" "D5=host=@x" "AB=0x1" "DX=postgres" "A7=1" \
+        "pqopt=host=@x" "ConnSettings=SELECT 1" "Protocol=7.4-1" "sslrootcert=x" "sslkey=x" \
+        "FILEDSN=x" "SAVEFILE=x" "DMConnAttr=x" "DMEnvAttr=x" "ODBCINI=x" "LoadExt=x" "Debug=1" "CommLog=1" \
+        $'\tServername=x'; do
+        refused "CREATE SERVER: psqlODBC ${kv%%=*} is refused" sec_ep_user \
+            "$(create_server k_$n "$LAXHOST;$kv")" "HV00D|HV024"
+    done
+    # a key with spaces around it is the same key: a second host setting
+    refused "CREATE SERVER: 'Servername =' after Server= is refused as a second host" sec_ep_user \
+        "$(create_server k_$n "$LAXHOST;Servername =")" HV00D Servername
+    refused "CREATE SERVER: a second, spaced Driver is refused" sec_ep_user \
+        "$(create_server k_$n "$LAXHOST; driver ={SQLite3}")" HV00D
+    refused "CREATE SERVER: Driver naming the library of a registered driver is refused" sec_ep_user \
+        "$(create_server k_$n "Driver=psqlodbcw.so;Server=127.0.0.1;Port=$LAX_PORT")" HV024 psqlodbcw
+    for port in "+$LAX_PORT" "$LAX_PORT " "0x1538" "0$LAX_PORT" "65536" "0"; do
+        refused "CREATE SERVER: port '$port' is refused" sec_ep_user \
+            "$(create_server k_$n "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$port")" HV024 Port
+    done
+    refused "CREATE SERVER: host [::1] is refused" sec_ep_user \
+        "$(create_server k_$n "Driver={PostgreSQL Unicode};Server=[::1];Port=$LAX_PORT")" HV024 Server
+
+    # held at connect: TCP with a made-up password, whatever else is said
+    held() {
+        local name=$1 cs=$2 pw=$3
+        srv=$((srv + 1))
+        as sec_ep_user -c "$(create_server h_$srv "$cs")" >/dev/null
+        as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER h_$srv OPTIONS (user 'postgres', password $(lit "$pw"))" >/dev/null
+        refused "at connect: $name goes over TCP, where the password is wrong" sec_ep_user \
+            "$(steal h_$srv c_h$srv)" "" password
+        nothing_copied "$name" c_h$srv
+    }
+    # psqlODBC gives Database to libpq as dbname, never expanded
+    held "Database holding host=@abstract dbname=" \
+        "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=host=@sec_endpoint_$LAX_PORT dbname=postgres" anything
+    held "Server=127.1" "Driver={PostgreSQL Unicode};Server=127.1;Port=$LAX_PORT;Database=postgres" anything
+    accepted "CREATE SERVER: Server=localhost. (a trailing dot, a name resolved for TCP) is accepted" sec_ep_user \
+        "$(create_server k_$n "Driver={PostgreSQL Unicode};Server=localhost.;Port=$LAX_PORT;Database=postgres")"
+    # a password braced with } doubled: nothing in it is a key
+    held "a password holding };Servername=@...;{" "$LAXHOST" "x};Servername=@sec_endpoint_$LAX_PORT;UID={postgres}}"
+    held "a password holding }}} and a Servername= after a doubled brace" "$LAXHOST" "}}}};Servername=;Debug=1"
+else
+    for ((i = 0; i < 41; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
 fi
 
 # --- DSNs (system DSNs: root only)
