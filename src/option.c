@@ -19,6 +19,9 @@
  *	- the user-mapping options user, password and password_required, and
  *	  the check that a mapping of a role that is not a superuser carries a
  *	  password;
+ *	- that no credential, dsn or value of such a role's connection string
+ *	  holds a character from U+0100 up, which unixODBC, reading the wide
+ *	  string one byte per character, could take for ; = / or its end;
  *	- the ODBC connection string built from all of that, each value quoted
  *	  the way the driver that parses it expects, so that a credential cannot
  *	  change the meaning of the string;
@@ -372,6 +375,43 @@ key_in(const char *key, const char *const *list)
 		if (pg_strcasecmp(key, *list) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * Whether every character of a value reaches the driver manager as itself.
+ * The worker hands unixODBC a wide (UTF-16) connection string; to find
+ * DRIVER, DSN and its own keys, unixODBC 2.3 keeps only the low byte of
+ * each unit, and it does the same for a driver without wide functions
+ * (psqlODBC ANSI, SQLite) once iconv runs out of room.  So U+013B reads as
+ * ';' there, U+013D as '=', U+012F as '/' and U+0100 ends the string: a
+ * value holding them adds keys (a DRIVER= that loads another library) that
+ * no check here saw.  Characters below U+0100 are their own low byte.  The
+ * text is UTF-8, where a byte from 0xC4 up starts a character from U+0100 up.
+ */
+static bool
+narrows_safely(const char *value)
+{
+	for (const unsigned char *c = (const unsigned char *) value; *c; c++)
+		if (*c >= 0xC4)
+			return false;
+	return true;
+}
+
+/*
+ * Refuse a value unixODBC would not read as it is written (see
+ * narrows_safely).  what names where the value comes from (option
+ * "password", connection string key "Database"); the value is never shown:
+ * it may be a password.
+ */
+static void
+check_narrows_safely(const char *value, const char *what)
+{
+	if (!narrows_safely(value))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("the value of %s holds a character that cannot be given to unixODBC safely", what),
+				 errdetail("unixODBC reads a connection string one byte per character: a character from U+0100 up can read as ; = / or the end of the string, and add keys."),
+				 errhint("Use characters below U+0100 (ASCII and Latin-1) only.")));
 }
 
 /*
@@ -867,6 +907,7 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
 						 errmsg("connection string key \"%s\" appears more than once", ck->key),
 						 vet_detail(server)));
 		}
+		check_narrows_safely(ck->value, psprintf("connection string key \"%s\"", ck->key));
 		for (const char *c = ck->value; *c; c++)
 			if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '/')
 				ereport(ERROR,
@@ -1058,6 +1099,7 @@ append_option_value(StringInfo buf, const char *key, const char *value,
 	size_t		len = strlen(value);
 	bool		unsafe;
 
+	check_narrows_safely(value, psprintf("option \"%s\"", option));
 	if (known && known->braces)
 	{
 		append_braced(buf, key, value);
@@ -1469,6 +1511,10 @@ validate_option_value(DefElem *def)
 					 errmsg("invalid value for option \"timezone\": \"%s\"", value),
 					 errhint("Use a time zone name known to PostgreSQL, such as UTC or Europe/Madrid.")));
 	}
+	else if (strcmp(def->defname, "user") == 0 ||
+			 strcmp(def->defname, "password") == 0 ||
+			 strcmp(def->defname, "dsn") == 0)
+		check_narrows_safely(value, psprintf("option \"%s\"", def->defname));
 	else if (strcmp(def->defname, "fetch_size") == 0)
 		check_integer_option(def->defname, value, 1, 1000000);
 	else if (strcmp(def->defname, "slice_rows") == 0)

@@ -29,6 +29,19 @@
 #     SERVER= are refused (the driver forces TCP otherwise, localhost
 #     included);
 #   - ClickHouse and SQLite are refused outright for such a server;
+#   - characters unixODBC narrows to ; = / and NUL (U+013B, U+013D, U+012F,
+#     U+0100) in a mapping's password, on such a server and on a
+#     superuser's, or in a connection string's value: they would make the
+#     driver manager load another driver (psqlODBC ANSI, SQLite) that reads
+#     the added keys and not the vetted host, and run ConnSettings as
+#     postgres on the local socket;
+#   - psqlODBC's abbreviations (CX, A6 ConnSettings, B2/B3 the logs, D5
+#     pqopt, AB, DX, A7), libpq's keys, unixODBC's (FILEDSN, SAVEFILE,
+#     DMConnAttr, DMEnvAttr), SQLite's LoadExt, a tab before a key, a key
+#     spelled with spaces, a library as Driver, ports and hosts in other
+#     forms (+P, "P ", 0x..., 0P, [::1]) are refused; a Database= holding
+#     libpq's host=@..., Server=127.1 and passwords holding } ; and keys go
+#     over TCP, where the made-up password is refused;
 #   - the legitimate servers still work: a driver string and a DSN to the
 #     warehouse, which the worker reaches with the host and port appended
 #     last.
@@ -176,6 +189,131 @@ if $LAX_OK; then
         "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT,$LAX_PORT;Database=postgres"
 else
     for ((i = 0; i < 24; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
+fi
+
+# --- characters unixODBC reads as others
+# The worker hands its connection string to unixODBC as UTF-16
+# (SQLDriverConnectW). To find DRIVER and DSN, unixODBC 2.3.11 narrows every
+# UTF-16 unit to its low byte (__parse_connection_string_w passes no
+# connection to unicode_to_ansi_copy, so it never uses iconv), and it narrows
+# the same way what it hands a driver without wide functions (psqlodbca.so,
+# libsqlite3odbc.so) once iconv runs out of room: U+013B is then ';', U+013D
+# '=', U+012F '/' and U+0100 ends the string. A value holding them (a
+# mapping's password, any value of a connection string) adds keys that
+# option.c never saw: the last DRIVER= wins in unixODBC, which loads that
+# library, and an ANSI driver reads the added keys and nothing after U+0100
+# (so not the vetted host appended last).
+# u16 PLAIN TEXT: an SQL literal of PLAIN then TEXT, where TEXT's ; = / and
+# \x01 are written as the characters unixODBC narrows to ; = / and NUL
+u16() {
+    local p=$1 s=$2
+    p=${p//\\/\\\\}; p=${p//\'/\'\'}
+    s=${s//\\/\\\\}; s=${s//\'/\'\'}
+    s=${s//;/\\013B}; s=${s//=/\\013D}; s=${s//\//\\012F}; s=${s//$'\x01'/\\0100}
+    printf "U&'%s%s'" "$p" "$s"
+}
+# lax_has TABLE: whether the lax cluster has that table (something ran SQL
+# there as postgres)
+lax_has() { laxq -c "SELECT count(*) FROM pg_tables WHERE tablename = '$1'"; }
+# narrowed_mapping NAME SERVER LITERAL: sec_ep_user's mapping on SERVER may
+# not be given LITERAL as its password; a mapping made before the rule is
+# then forced to hold it (a catalog update, by the superuser), so that the
+# check at connect is tried too
+narrowed_mapping() {
+    as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER $2 OPTIONS (user 'postgres', password 'anything')" >/dev/null
+    refused "ALTER USER MAPPING: $1 is refused, naming password" sec_ep_user \
+        "ALTER USER MAPPING FOR CURRENT_USER SERVER $2 OPTIONS (SET password $3)" HV024 password
+    sq -c "UPDATE pg_catalog.pg_user_mapping SET umoptions = ARRAY['user=postgres', 'password=' || $3]
+           WHERE umuser = 'sec_ep_user'::regrole AND umserver = (SELECT oid FROM pg_foreign_server WHERE srvname = '$2')" >/dev/null
+}
+if $LAX_OK; then
+    # a server a non-superuser owns, as vetted: the lax cluster over TCP,
+    # where the password is what keeps it out
+    as sec_ep_user -c "$(create_server nar_own "$LAXHOST")" >/dev/null
+    narrowed_mapping "a password narrowed into DRIVER=PostgreSQL ANSI;Servername=;...;ConnSettings=" nar_own \
+        "$(u16 "" "x;DRIVER=PostgreSQL ANSI;Servername=;UID=postgres;ConnSettings=CREATE TABLE sec_ep_pwned_1 (id int)"$'\x01')"
+    refused "at connect: a mapping's password that unixODBC narrows into DRIVER=PostgreSQL ANSI;Servername= is refused, naming password" sec_ep_user \
+        "$(steal nar_own c_nar1)" HV024 password
+    check "... and nothing ran on the local socket as postgres (ConnSettings)" 0 "$(lax_has sec_ep_pwned_1)"
+    nothing_copied "a narrowed password on a non-superuser's server" c_nar1
+
+    # a superuser's server, which the documented role only uses: USAGE and
+    # a mapping of its own
+    sq -c "$(create_server nar_su "$LAXHOST")" -c "GRANT USAGE ON FOREIGN SERVER nar_su TO sec_ep_user" >/dev/null
+    narrowed_mapping "on a superuser's server, a password narrowed into DRIVER=PostgreSQL ANSI;Servername=" nar_su \
+        "$(u16 "" "x;DRIVER=PostgreSQL ANSI;Servername=;UID=postgres;ConnSettings=CREATE TABLE sec_ep_pwned_2 (id int)"$'\x01')"
+    refused "at connect: on a superuser's server, a mapping's password narrowed into DRIVER=PostgreSQL ANSI;Servername= is refused, naming password" sec_ep_user \
+        "$(steal nar_su c_nar2)" HV024 password
+    check "... and nothing ran on the local socket as postgres (ConnSettings)" 0 "$(lax_has sec_ep_pwned_2)"
+    nothing_copied "a narrowed password on a superuser's server" c_nar2
+
+    # the driver manager loads a driver the vetting refuses (SQLite), which
+    # creates its database file wherever the narrowed Database= says; the
+    # server was made by a superuser and given away
+    PWNED=$TMP/sec_ep_pwned_3
+    sq -c "CREATE SERVER nar_lite FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string $(u16 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=" "$PWNED"))" \
+       -c "ALTER SERVER nar_lite OWNER TO sec_ep_user" >/dev/null
+    narrowed_mapping "a password narrowed into DRIVER=SQLite3" nar_lite "$(u16 "" "x;DRIVER=SQLite3")"
+    refused "at connect: a Database= and a password narrowed into a path and DRIVER=SQLite3 are refused" sec_ep_user \
+        "$(steal nar_lite c_nar3)" HV024
+    check "... and the SQLite driver created no file" no "$([[ -e $PWNED ]] && echo yes || echo no)"
+
+    # the vetting itself: a connection string's value holding such characters
+    refused "CREATE SERVER: a Database= value holding characters unixODBC narrows to ;DRIVER= is refused, naming Database" sec_ep_user \
+        "CREATE SERVER nar_db FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string $(u16 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=" "postgres;DRIVER=SQLite3"))" \
+        HV024 Database
+    # characters below U+0100 are their own low byte: still accepted
+    accepted "CREATE SERVER: a Database= value holding Latin-1 letters is accepted" sec_ep_user \
+        "$(create_server nar_latin1 "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=caf$(printf '\u00e9')")"
+else
+    for ((i = 0; i < 13; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
+fi
+
+# --- keys the driver, libpq or unixODBC would read otherwise: every
+# abbreviation, alias and layer is off the allow-list
+if $LAX_OK; then
+    for kv in "CX=1c305008b" "A6=SELECT 1" "B2=1" "B3=1" "D5=host=@x" "AB=0x1" "DX=postgres" "A7=1" \
+        "pqopt=host=@x" "ConnSettings=SELECT 1" "Protocol=7.4-1" "sslrootcert=x" "sslkey=x" \
+        "FILEDSN=x" "SAVEFILE=x" "DMConnAttr=x" "DMEnvAttr=x" "ODBCINI=x" "LoadExt=x" "Debug=1" "CommLog=1" \
+        $'\tServername=x'; do
+        refused "CREATE SERVER: psqlODBC ${kv%%=*} is refused" sec_ep_user \
+            "$(create_server k_$n "$LAXHOST;$kv")" "HV00D|HV024"
+    done
+    # a key with spaces around it is the same key: a second host setting
+    refused "CREATE SERVER: 'Servername =' after Server= is refused as a second host" sec_ep_user \
+        "$(create_server k_$n "$LAXHOST;Servername =")" HV00D Servername
+    refused "CREATE SERVER: a second, spaced Driver is refused" sec_ep_user \
+        "$(create_server k_$n "$LAXHOST; driver ={SQLite3}")" HV00D
+    refused "CREATE SERVER: Driver naming the library of a registered driver is refused" sec_ep_user \
+        "$(create_server k_$n "Driver=psqlodbcw.so;Server=127.0.0.1;Port=$LAX_PORT")" HV024 psqlodbcw
+    for port in "+$LAX_PORT" "$LAX_PORT " "0x1538" "0$LAX_PORT" "65536" "0"; do
+        refused "CREATE SERVER: port '$port' is refused" sec_ep_user \
+            "$(create_server k_$n "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$port")" HV024 Port
+    done
+    refused "CREATE SERVER: host [::1] is refused" sec_ep_user \
+        "$(create_server k_$n "Driver={PostgreSQL Unicode};Server=[::1];Port=$LAX_PORT")" HV024 Server
+
+    # held at connect: TCP with a made-up password, whatever else is said
+    held() {
+        local name=$1 cs=$2 pw=$3
+        srv=$((srv + 1))
+        as sec_ep_user -c "$(create_server h_$srv "$cs")" >/dev/null
+        as sec_ep_user -c "CREATE USER MAPPING FOR CURRENT_USER SERVER h_$srv OPTIONS (user 'postgres', password $(lit "$pw"))" >/dev/null
+        refused "at connect: $name goes over TCP, where the password is wrong" sec_ep_user \
+            "$(steal h_$srv c_h$srv)" "" password
+        nothing_copied "$name" c_h$srv
+    }
+    # psqlODBC gives Database to libpq as dbname, never expanded
+    held "Database holding host=@abstract dbname=" \
+        "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT;Database=host=@sec_endpoint_$LAX_PORT dbname=postgres" anything
+    held "Server=127.1" "Driver={PostgreSQL Unicode};Server=127.1;Port=$LAX_PORT;Database=postgres" anything
+    accepted "CREATE SERVER: Server=localhost. (a trailing dot, a name resolved for TCP) is accepted" sec_ep_user \
+        "$(create_server k_$n "Driver={PostgreSQL Unicode};Server=localhost.;Port=$LAX_PORT;Database=postgres")"
+    # a password braced with } doubled: nothing in it is a key
+    held "a password holding };Servername=@...;{" "$LAXHOST" "x};Servername=@sec_endpoint_$LAX_PORT;UID={postgres}}"
+    held "a password holding }}} and a Servername= after a doubled brace" "$LAXHOST" "}}}};Servername=;Debug=1"
+else
+    for ((i = 0; i < 41; i++)); do skip "no lax cluster (needs $SOCKDIR writable by the server's OS user)"; done
 fi
 
 # --- DSNs (system DSNs: root only)
