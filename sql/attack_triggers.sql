@@ -35,7 +35,7 @@ DELETE FROM trg_actions;
 INSERT INTO trg_actions VALUES ($$SELECT treble_sync.remove_table('trg', drop_local => true)$$);
 SELECT * FROM cycle();
 DELETE FROM trg_actions;
-INSERT INTO trg_actions VALUES ($$SELECT treble_sync.rewind('trg', now() - interval '1 hour')$$);
+INSERT INTO trg_actions VALUES ($$SELECT treble_sync.rewind('trg', '2026-11-28 10:30:00+00')$$);
 SELECT * FROM cycle();
 DELETE FROM trg_actions;
 INSERT INTO trg_actions VALUES ($$SELECT treble_sync.alter_table('trg', mode => 'append')$$);
