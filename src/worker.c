@@ -974,7 +974,7 @@ begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *prog
 	MemoryContextSwitchTo(old);
 	context->table_name = cfg->name;
 	*cfg_out = cfg;
-	SecurityBeginCycle(cfg->owner);
+	SecurityBeginCycle(cfg);
 	ProgressStart(cfg->table_id, run_id, cfg->local_relid, progress);
 	conn = WorkerConnectWarehouse(cfg, cxt);
 	DriftCheck(cfg, conn, result);
