@@ -195,6 +195,93 @@ SecurityCheckCopyOwner(TableConfig *cfg)
 }
 
 /*
+ * Settings that change what a statement of the extension means or what it
+ * writes: how values are read and written as text (COPY text from the
+ * warehouse, the catalog's texts, a trigger's), whether triggers fire and
+ * row security applies, and what an error does.  A worker, a chunk helper
+ * and a reader connect as the session user of whoever started the cycle,
+ * and PostgreSQL applies that role's settings (ALTER ROLE ... SET, ALTER
+ * ROLE ... IN DATABASE ... SET, ALTER DATABASE ... SET) to them; code that
+ * acts as the owner in the caller's session runs with the caller's. Each
+ * is pinned to the value the extension is written for, where the owner is
+ * become.  TimeZone is not among them: a cycle and verify() take the
+ * server option's zone (WorkerConnectWarehouse), and history.c converts
+ * with that zone explicitly.  docs/security.md lists them.
+ */
+static const struct
+{
+	const char *name;
+	const char *value;
+}			pinned_settings[] =
+{
+	{"DateStyle", "ISO, MDY"},
+	{"IntervalStyle", "postgres"},
+	{"extra_float_digits", "1"},
+	{"bytea_output", "hex"},
+	{"lc_monetary", "C"},
+	{"timezone_abbreviations", "Default"},
+	{"xmloption", "content"},
+	{"standard_conforming_strings", "on"},
+	{"transform_null_equals", "off"},
+	{"session_replication_role", "origin"},
+	{"row_security", "on"},
+	{"exit_on_error", "off"},
+};
+
+/*
+ * What only a worker, a chunk helper or a reader pins, at its start: the
+ * kind of transaction each of its transactions begins as (a cycle reads
+ * the registration again under its lock, and writes), search_path until
+ * SecurityBeginCycle pins it again, and statement_timeout, which a
+ * background worker does not arm (query_timeout bounds the warehouse's
+ * statements; the cycle's own last as long as its rows take).
+ */
+static const struct
+{
+	const char *name;
+	const char *value;
+}			pinned_worker_settings[] =
+{
+	{"default_transaction_isolation", "read committed"},
+	{"default_transaction_read_only", "off"},
+	{"default_transaction_deferrable", "off"},
+	{"search_path", SECURITY_SEARCH_PATH},
+	{"statement_timeout", "0"},
+};
+
+/*
+ * In a worker, a chunk helper or a reader, once connected and before any
+ * transaction: the role and database settings of the session user that
+ * matter are replaced by the extension's (pinned_settings,
+ * pinned_worker_settings), at the session level, above every role or
+ * database setting.  lock_timeout is set from the caller's
+ * treble_sync.lock_timeout by the worker itself.
+ */
+void
+SecurityPinWorkerSettings(void)
+{
+	Assert(!IsTransactionState());
+	for (size_t i = 0; i < lengthof(pinned_settings); i++)
+		SetConfigOption(pinned_settings[i].name, pinned_settings[i].value,
+						PGC_SUSET, PGC_S_SESSION);
+	for (size_t i = 0; i < lengthof(pinned_worker_settings); i++)
+		SetConfigOption(pinned_worker_settings[i].name, pinned_worker_settings[i].value,
+						PGC_SUSET, PGC_S_SESSION);
+}
+
+/*
+ * Pin pinned_settings at the current GUC nest level (the one
+ * SecurityPinSearchPath made), undone with it.
+ */
+static void
+pin_settings_saved(void)
+{
+	for (size_t i = 0; i < lengthof(pinned_settings); i++)
+		(void) set_config_option(pinned_settings[i].name, pinned_settings[i].value,
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
  * Pin search_path to pg_catalog, pg_temp until SecurityUnpinSearchPath (or
  * the end of the transaction): user-given names are resolved before this.
  */
@@ -238,6 +325,7 @@ SecurityBecomeOwner(TableConfig *cfg, SecurityState *state)
 						   SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	state->guc_nestlevel = SecurityPinSearchPath();
+	pin_settings_saved();
 }
 
 void

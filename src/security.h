@@ -34,6 +34,7 @@ extern void SecurityBeginCycle(struct TableConfig *cfg);
 extern void SecurityBeginReader(struct TableConfig *cfg);
 extern void SecurityCreateTempTable(const char *sql);
 extern int	SecurityPinSearchPath(void);
+extern void SecurityPinWorkerSettings(void);
 extern void SecurityUnpinSearchPath(int nestlevel);
 
 #endif							/* TREBLE_SYNC_SECURITY_H */

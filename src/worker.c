@@ -1402,12 +1402,14 @@ set_lock_timeout(int ms)
 /*
  * Connect to the caller's database as its session user and, until the
  * cycle starts, act as the caller's current role (it may differ after SET
- * ROLE); the cycle itself runs as the table's owner.
+ * ROLE); the cycle itself runs as the table's owner.  The role settings
+ * the connection applied that could change a cycle are pinned at once.
  */
 static void
 worker_connect(Oid database_id, Oid session_user_id, Oid user_id)
 {
 	BackgroundWorkerInitializeConnectionByOid(database_id, session_user_id, 0);
+	SecurityPinWorkerSettings();
 	SetUserIdAndSecContext(user_id, 0);
 }
 
