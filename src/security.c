@@ -129,7 +129,8 @@ require_owned(TableConfig *cfg, Oid relid, const char *what)
 			 errmsg("the %s of \"%s\" is owned by role \"%s\", not by the registration's owner \"%s\"",
 					what, cfg->name, GetUserNameFromId(relowner, true),
 					GetUserNameFromId(cfg->owner, true)),
-			 errdetail("treble_sync acts on it as the registration's owner, so it must be that role's."),
+			 errdetail("A cycle runs as the registration's owner, so the %s must be that role's.",
+					   strcmp(what, "local table") == 0 ? "copy" : what),
 			 errhint("ALTER TABLE %s OWNER TO %s, or register the table again as its new owner.",
 					 LocalTableName(relid),
 					 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
