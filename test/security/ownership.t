@@ -143,8 +143,9 @@ fi
 # sec_own_a keeps a private table; sec_own_thief gets a copy of sec_own_a's
 # (ALTER TABLE ... OWNER TO, as REASSIGN OWNED would do), grants it back,
 # and plants statement triggers and a row-level policy whose functions copy
-# the private table into its loot, which anyone may insert into: they can
-# read it only when they run as sec_own_a.
+# the private table into its loot, which anyone may insert into, and count
+# each theft in a sequence, which a rollback does not undo: they can read
+# it only when they run as sec_own_a.
 sq >/dev/null <<'SQL'
 GRANT CREATE ON SCHEMA public TO sec_own_thief;
 CREATE TABLE public.sec_own_private (s text);
@@ -154,9 +155,13 @@ SQL
 as sec_own_thief >/dev/null <<'SQL'
 CREATE TABLE public.sec_own_loot (who text, s text);
 GRANT INSERT ON public.sec_own_loot TO PUBLIC;
+-- a sequence counts the thefts even when the statement rolls back
+CREATE SEQUENCE public.sec_own_thefts;
+GRANT USAGE ON SEQUENCE public.sec_own_thefts TO PUBLIC;
 CREATE FUNCTION public.sec_own_steal() RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO public.sec_own_loot SELECT current_user, s FROM public.sec_own_private;
+    PERFORM pg_catalog.nextval('public.sec_own_thefts');
     RETURN true;
 EXCEPTION WHEN insufficient_privilege THEN
     RETURN true;
@@ -179,7 +184,10 @@ ALTER TABLE $1 ENABLE ROW LEVEL SECURITY;
 CREATE POLICY sec_own_steal ON $1 USING (public.sec_own_steal()) WITH CHECK (public.sec_own_steal());
 SQL
 }
-looted() { sq -c "SELECT count(*) FROM public.sec_own_loot"; }
+looted() {
+    sq -c "SELECT (SELECT count(*) FROM public.sec_own_loot)
+                  + (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.sec_own_thefts)"
+}
 # handed NAME ROLE SQL WORD: refused with 42501, naming WORD, nothing stolen
 handed() {
     refused "$1" "$2" "$3" 42501 "owned by" "$4"
@@ -242,6 +250,39 @@ handed "a superuser's sync_table refuses a history table that changed hands" pos
     "SELECT status FROM treble_sync.sync_table('sec_own_h3')" sec_own_h3_history
 handed "so does a superuser's rewind" postgres "$(rewind_to sec_own_h3)" sec_own_h3_history
 handed "so does remove_table" sec_own_a "SELECT treble_sync.remove_table('sec_own_h3')" sec_own_h3_history
+
+# a change of owner that commits while an entry point runs: the copy of
+# sec_own_h4 (which keeps history) is given away, and the thief's trigger
+# and policy planted, in a transaction that is still open when a superuser
+# rewinds it; rewind waits for it, then sees the new owner and refuses
+whq -c "DROP TABLE IF EXISTS sec_own_h4" \
+    -c "CREATE TABLE sec_own_h4 (id int PRIMARY KEY, v text, scheduled_at timestamp, synced_at timestamp)" \
+    -c "INSERT INTO sec_own_h4 SELECT i, 'v', date_trunc('hour', now() AT TIME ZONE 'UTC') - interval '2 days',
+               date_trunc('hour', now() AT TIME ZONE 'UTC') - interval '2 days' FROM generate_series(1, 3) i"
+as sec_own_a -c "SET client_min_messages = warning" \
+    -c "SELECT name FROM treble_sync.add_table('sec_own_h4', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" \
+    -c "SELECT status FROM treble_sync.sync_table('sec_own_h4')" >/dev/null
+newer sec_own_h4
+as sec_own_a -c "SELECT status FROM treble_sync.sync_table('sec_own_h4')" >/dev/null
+psql -X -q -At -d "$DB" >/dev/null 2>&1 <<'SQL' &
+BEGIN;
+ALTER TABLE public.sec_own_h4 OWNER TO sec_own_thief;
+GRANT ALL ON public.sec_own_h4 TO sec_own_a;
+CREATE TRIGGER sec_own_steal AFTER INSERT OR UPDATE OR DELETE ON public.sec_own_h4
+    FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
+ALTER TABLE public.sec_own_h4 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sec_own_steal ON public.sec_own_h4 USING (public.sec_own_steal()) WITH CHECK (public.sec_own_steal());
+SELECT pg_sleep(3);
+COMMIT;
+SQL
+giver=$!
+for _ in $(seq 1 100); do
+    [[ $(sq -c "SELECT count(*) FROM pg_locks WHERE relation = 'public.sec_own_h4'::regclass AND mode = 'AccessExclusiveLock' AND granted") == 1 ]] && break
+    sleep 0.1
+done
+handed "a rewind during the change of owner waits for it, then refuses" postgres \
+    "$(rewind_to sec_own_h4)" sec_own_thief
+wait $giver
 
 # given back, they work again
 sq -c "ALTER TABLE public.sec_own_h1 OWNER TO sec_own_a" -c "ALTER TABLE public.sec_own_h3_history OWNER TO sec_own_a" \
