@@ -23,7 +23,9 @@
 #     refuses with 42501 and says who owns it now, whoever calls it (the
 #     owner, a superuser), and the statement triggers and the policy the new
 #     owner planted never run as the registration's owner: the table they
-#     copy the owner's private table into stays empty.
+#     copy the owner's private table into stays empty, even when the
+#     change of owner commits while the entry point runs;
+#   - the code acts as a registration's owner only through src/security.c.
 
 DB=sec_own
 ROLES=(sec_own_a sec_own_b sec_own_sched sec_own_stranger sec_own_thief)
@@ -296,3 +298,10 @@ try postgres "SELECT status FROM treble_sync.sync_table('sec_own_h1')"
 check "given back to the registration's owner, the copy syncs again" success "$OUT"
 try postgres "SELECT status FROM treble_sync.sync_table('sec_own_h3')"
 check "and so does the copy whose history table is given back" success "$OUT"
+
+# --- the one way to act as the owner: only security.c switches to a
+# registration's owner (catalog.c becomes the extension's owner, worker.c
+# the caller's role), so an entry point added later goes through its check
+src=$(dirname "${BASH_SOURCE[0]}")/../../src
+check "only security.c, catalog.c and worker.c change the current role" "catalog.c security.c worker.c" \
+    "$(grep -l 'SetUserIdAndSecContext\|SetCurrentRoleId\|SetSessionAuthorization' "$src"/*.c | xargs -n1 basename | sort | tr '\n' ' ' | sed 's/ $//')"
