@@ -112,13 +112,13 @@ SecurityRelationOwner(Oid relid)
 
 /*
  * Error unless relation relid, if it exists, is owned by the registration's
- * owner: whoever owns it can plant a trigger, a rule-less policy or an
+ * owner: whoever owns it can plant a trigger, a row-level policy or an
  * index expression that would run with the privileges of the registration's
- * owner when the extension acts as that owner on it.  "what" names the
- * relation in the message ("local table", "history table").
+ * owner when the extension acts as that owner on it.  history says whether
+ * it is the registration's history table or its local table (the copy).
  */
 static void
-require_owned(TableConfig *cfg, Oid relid, const char *what)
+require_owned(TableConfig *cfg, Oid relid, bool history)
 {
 	Oid			relowner = SecurityRelationOwner(relid);
 
@@ -127,10 +127,10 @@ require_owned(TableConfig *cfg, Oid relid, const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("the %s of \"%s\" is owned by role \"%s\", not by the registration's owner \"%s\"",
-					what, cfg->name, GetUserNameFromId(relowner, true),
-					GetUserNameFromId(cfg->owner, true)),
+					history ? "history table" : "local table", cfg->name,
+					GetUserNameFromId(relowner, true), GetUserNameFromId(cfg->owner, true)),
 			 errdetail("A cycle runs as the registration's owner, so the %s must be that role's.",
-					   strcmp(what, "local table") == 0 ? "copy" : what),
+					   history ? "history table" : "copy"),
 			 errhint("ALTER TABLE %s OWNER TO %s, or register the table again as its new owner.",
 					 LocalTableName(relid),
 					 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
@@ -155,11 +155,10 @@ static void
 check_owned_locked(TableConfig *cfg, bool wait)
 {
 	Oid			relids[2];
-	const char *what[2] = {"local table", "history table"};
 
 	Assert(IsTransactionState());
 	Assert(OidIsValid(cfg->owner));
-	relids[0] = cfg->local_relid;
+	relids[0] = cfg->local_relid;	/* the copy, then its history table */
 	relids[1] = cfg->keep_history != NULL ? cfg->history_relid : InvalidOid;
 	for (size_t i = 0; i < lengthof(relids); i++)
 	{
@@ -169,7 +168,7 @@ check_owned_locked(TableConfig *cfg, bool wait)
 			LockRelationOid(relids[i], AccessShareLock);
 		else if (!ConditionalLockRelationOid(relids[i], AccessShareLock))
 			AcceptInvalidationMessages();
-		require_owned(cfg, relids[i], what[i]);
+		require_owned(cfg, relids[i], i == 1);
 	}
 }
 
@@ -190,9 +189,9 @@ SecurityCheckCopyOwner(TableConfig *cfg)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the local table of \"%s\" no longer exists", cfg->name),
 				 errhint("Register the table again with treble_sync.add_table().")));
-	require_owned(cfg, cfg->local_relid, "local table");
+	require_owned(cfg, cfg->local_relid, false);
 	if (cfg->keep_history != NULL && OidIsValid(cfg->history_relid))
-		require_owned(cfg, cfg->history_relid, "history table");
+		require_owned(cfg, cfg->history_relid, true);
 }
 
 /*
