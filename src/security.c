@@ -208,11 +208,13 @@ SecurityCheckCopyOwner(TableConfig *cfg)
  * server option's zone (WorkerConnectWarehouse), and history.c converts
  * with that zone explicitly.  docs/security.md lists them.
  */
-static const struct
+typedef struct PinnedSetting
 {
 	const char *name;
 	const char *value;
-}			pinned_settings[] =
+} PinnedSetting;
+
+static const PinnedSetting pinned_settings[] =
 {
 	{"DateStyle", "ISO, MDY"},
 	{"IntervalStyle", "postgres"},
@@ -236,11 +238,7 @@ static const struct
  * background worker does not arm (query_timeout bounds the warehouse's
  * statements; the cycle's own last as long as its rows take).
  */
-static const struct
-{
-	const char *name;
-	const char *value;
-}			pinned_worker_settings[] =
+static const PinnedSetting pinned_worker_settings[] =
 {
 	{"default_transaction_isolation", "read committed"},
 	{"default_transaction_read_only", "off"},

@@ -81,20 +81,16 @@ CREATE SCHEMA sec_set_evil AUTHORIZATION sec_set_caller;
 CREATE TABLE public.sec_set_ran (who text);
 GRANT INSERT ON public.sec_set_ran TO PUBLIC;
 SQL
-as sec_set_caller >/dev/null <<'SQL'
-CREATE FUNCTION sec_set_evil.eq(text, text) RETURNS boolean LANGUAGE plpgsql AS $$
+for type in text int; do
+    as sec_set_caller >/dev/null <<SQL
+CREATE FUNCTION sec_set_evil.eq($type, $type) RETURNS boolean LANGUAGE plpgsql AS \$\$
 BEGIN
     INSERT INTO public.sec_set_ran VALUES (current_user);
-    RETURN $1 OPERATOR(pg_catalog.=) $2;
-END $$;
-CREATE OPERATOR sec_set_evil.= (LEFTARG = text, RIGHTARG = text, FUNCTION = sec_set_evil.eq);
-CREATE FUNCTION sec_set_evil.eq(int, int) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO public.sec_set_ran VALUES (current_user);
-    RETURN $1 OPERATOR(pg_catalog.=) $2;
-END $$;
-CREATE OPERATOR sec_set_evil.= (LEFTARG = int, RIGHTARG = int, FUNCTION = sec_set_evil.eq);
+    RETURN \$1 OPERATOR(pg_catalog.=) \$2;
+END \$\$;
+CREATE OPERATOR sec_set_evil.= (LEFTARG = $type, RIGHTARG = $type, FUNCTION = sec_set_evil.eq);
 SQL
+done
 # the test's own sessions of these roles must still work: what a client
 # sets for its session (PGOPTIONS) reaches no worker
 export PGOPTIONS="-c statement_timeout=0 -c lock_timeout=0 -c exit_on_error=off -c row_security=on -c default_transaction_read_only=off -c default_transaction_isolation=read\\ committed"
