@@ -292,7 +292,15 @@ HistoryConfigure(TableConfig *cfg, Interval *keep)
 	if (keep == NULL && cfg->keep_history == NULL)
 		return;
 
-	SecurityBecomeOwner(cfg->owner, &state);
+	/* a new interval only: nothing is done as the owner */
+	if (keep != NULL && cfg->keep_history != NULL)
+	{
+		CatalogSetHistory(cfg->table_id, keep, relid, from);
+		cfg->keep_history = keep;
+		return;
+	}
+
+	SecurityBecomeOwner(cfg, &state);
 	SPI_connect();
 	if (keep == NULL)
 	{
@@ -350,7 +358,7 @@ HistoryRemove(TableConfig *cfg, bool drop_table)
 
 	if (cfg->keep_history == NULL)
 		return;
-	SecurityBecomeOwner(cfg->owner, &state);
+	SecurityBecomeOwner(cfg, &state);
 	SPI_connect();
 	drop_triggers(cfg);
 	SPI_finish();
@@ -387,7 +395,7 @@ HistoryAfterCycle(TableConfig *cfg)
 	values[0] = DirectFunctionCall2(timestamptz_mi_interval,
 									TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
 									IntervalPGetDatum(cfg->keep_history));
-	SecurityBecomeOwner(cfg->owner, &state);
+	SecurityBecomeOwner(cfg, &state);
 	SPI_connect();
 	LocalRunSql(psprintf("DELETE FROM %s WHERE ts_valid_to OPERATOR(pg_catalog.<) $1", hist),
 				 1, (Oid[]) {TIMESTAMPTZOID}, values, SPI_OK_DELETE);
@@ -878,7 +886,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	result.status = "success";
 	result.watermark_from = cfg->watermark;
 
-	SecurityBecomeOwner(cfg->owner, &state);
+	SecurityBecomeOwner(cfg, &state);
 	SPI_connect();
 	rewinding = true;
 	PG_TRY();

@@ -9,8 +9,9 @@
  * turning values into COPY text, and half in COPY itself (parsing, heap,
  * indexes).  For a pull straight into an empty copy the cycle's worker
  * starts a reader: a background worker connected to the same database,
- * which becomes the registration's owner inside a security-restricted
- * operation before it reads anything, connects to the warehouse as the
+ * which reads the registration, becomes its owner inside a
+ * security-restricted operation once the copy is checked to be still that
+ * owner's (SecurityBeginReader), connects to the warehouse as the
  * cycle does (the owner's user mapping, the same checks), runs the
  * statement the cycle built, and sends its rows back as batches of COPY
  * text through a queue in dynamic shared memory.  The cycle's worker
@@ -356,7 +357,6 @@ treble_sync_reader_main(Datum main_arg)
 		/* the registration and the user mapping, as the cycle read them */
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
-		SecurityBeginReader(shared->owner);	/* before anything runs */
 		PushActiveSnapshot(GetTransactionSnapshot());
 		MemoryContextSwitchTo(cxt);
 		cfg = CatalogGetTableById(shared->table_id);
@@ -364,6 +364,7 @@ treble_sync_reader_main(Datum main_arg)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("the registration of \"%s\" changed owner during its cycle", cfg->name)));
+		SecurityBeginReader(cfg);	/* before anything but the registration is read */
 		set_ps_display(cfg->name);
 		conn = WorkerConnectWarehouse(cfg, cxt);
 		PopActiveSnapshot();

@@ -25,8 +25,10 @@
 #include "catalog/pg_class.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -109,30 +111,172 @@ SecurityRelationOwner(Oid relid)
 }
 
 /*
- * A cycle runs as the registration's owner: the local table must still be
- * owned by that role, or whoever owns it now could plant a trigger that
- * runs with the privileges of the registration's owner.
+ * Error unless relation relid, if it exists, is owned by the registration's
+ * owner: whoever owns it can plant a trigger, a row-level policy or an
+ * index expression that would run with the privileges of the registration's
+ * owner when the extension acts as that owner on it.  history says whether
+ * it is the registration's history table or its local table (the copy).
+ */
+static void
+require_owned(TableConfig *cfg, Oid relid, bool history)
+{
+	Oid			relowner = SecurityRelationOwner(relid);
+
+	if (!OidIsValid(relowner) || relowner == cfg->owner)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("the %s of \"%s\" is owned by role \"%s\", not by the registration's owner \"%s\"",
+					history ? "history table" : "local table", cfg->name,
+					GetUserNameFromId(relowner, true), GetUserNameFromId(cfg->owner, true)),
+			 errdetail("A cycle runs as the registration's owner, so the %s must be that role's.",
+					   history ? "history table" : "copy"),
+			 errhint("ALTER TABLE %s OWNER TO %s, or register the table again as its new owner.",
+					 LocalTableName(relid),
+					 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
+}
+
+/*
+ * The owner rule, checked where the owner is become: every relation of a
+ * registration the extension acts on as its owner (the local table and,
+ * while it keeps history, the history table) must still be that owner's.
+ * Each is locked first, in a mode that ALTER TABLE ... OWNER TO and
+ * REASSIGN OWNED (AccessExclusiveLock) wait for, so that the owner checked
+ * is the owner until the end of the transaction, and only then read
+ * (taking the lock accepts the invalidations of a change that committed
+ * meanwhile).  With wait false (a reader, which its cycle's worker may
+ * hold such a lock against while it waits for it) a lock that cannot be
+ * had at once is not waited for: the relation is then held by a
+ * transaction that blocks ALTER TABLE ... OWNER TO until it ends.  A
+ * relation that no longer exists is left to the caller, which says so if
+ * it needs it.
+ */
+static void
+check_owned_locked(TableConfig *cfg, bool wait)
+{
+	Oid			relids[2];
+
+	Assert(IsTransactionState());
+	Assert(OidIsValid(cfg->owner));
+	relids[0] = cfg->local_relid;	/* the copy, then its history table */
+	relids[1] = cfg->keep_history != NULL ? cfg->history_relid : InvalidOid;
+	for (size_t i = 0; i < lengthof(relids); i++)
+	{
+		if (!OidIsValid(relids[i]))
+			continue;
+		if (wait)
+			LockRelationOid(relids[i], AccessShareLock);
+		else if (!ConditionalLockRelationOid(relids[i], AccessShareLock))
+			AcceptInvalidationMessages();
+		require_owned(cfg, relids[i], i == 1);
+	}
+}
+
+/*
+ * A cycle runs as the registration's owner: the local table must exist and
+ * still be owned by that role, and so must the history table, or whoever
+ * owns them now could plant a trigger that runs with the privileges of the
+ * registration's owner.  Checked up front, without a lock, for a clear
+ * error in the caller's session (sync_table, rewind, verify); what makes
+ * the rule hold is the same check, under a lock, where the owner is become
+ * (SecurityBecomeOwner, SecurityBeginCycle, SecurityBeginReader).
  */
 void
 SecurityCheckCopyOwner(TableConfig *cfg)
 {
-	Oid			relowner = SecurityRelationOwner(cfg->local_relid);
-
-	if (!OidIsValid(relowner))
+	if (!OidIsValid(SecurityRelationOwner(cfg->local_relid)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the local table of \"%s\" no longer exists", cfg->name),
 				 errhint("Register the table again with treble_sync.add_table().")));
-	if (relowner != cfg->owner)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("the local table of \"%s\" is owned by role \"%s\", not by the registration's owner \"%s\"",
-						cfg->name, GetUserNameFromId(relowner, true),
-						GetUserNameFromId(cfg->owner, true)),
-				 errdetail("A cycle runs as the registration's owner, so the copy must be that role's."),
-				 errhint("ALTER TABLE %s OWNER TO %s, or register the table again as its new owner.",
-						 LocalTableName(cfg->local_relid),
-						 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
+	require_owned(cfg, cfg->local_relid, false);
+	if (cfg->keep_history != NULL && OidIsValid(cfg->history_relid))
+		require_owned(cfg, cfg->history_relid, true);
+}
+
+/*
+ * Settings that change what a statement of the extension means or what it
+ * writes: how values are read and written as text (COPY text from the
+ * warehouse, the catalog's texts, a trigger's), whether triggers fire and
+ * row security applies, and what an error does.  A worker, a chunk helper
+ * and a reader connect as the session user of whoever started the cycle,
+ * and PostgreSQL applies that role's settings (ALTER ROLE ... SET, ALTER
+ * ROLE ... IN DATABASE ... SET, ALTER DATABASE ... SET) to them; code that
+ * acts as the owner in the caller's session runs with the caller's. Each
+ * is pinned to the value the extension is written for, where the owner is
+ * become.  TimeZone is not among them: a cycle and verify() take the
+ * server option's zone (WorkerConnectWarehouse), and history.c converts
+ * with that zone explicitly.  docs/security.md lists them.
+ */
+typedef struct PinnedSetting
+{
+	const char *name;
+	const char *value;
+} PinnedSetting;
+
+static const PinnedSetting pinned_settings[] =
+{
+	{"DateStyle", "ISO, MDY"},
+	{"IntervalStyle", "postgres"},
+	{"extra_float_digits", "1"},
+	{"bytea_output", "hex"},
+	{"lc_monetary", "C"},
+	{"timezone_abbreviations", "Default"},
+	{"xmloption", "content"},
+	{"standard_conforming_strings", "on"},
+	{"transform_null_equals", "off"},
+	{"session_replication_role", "origin"},
+	{"row_security", "on"},
+	{"exit_on_error", "off"},
+};
+
+/*
+ * What only a worker, a chunk helper or a reader pins, at its start: the
+ * kind of transaction each of its transactions begins as (a cycle reads
+ * the registration again under its lock, and writes), search_path until
+ * SecurityBeginCycle pins it again, and statement_timeout, which a
+ * background worker does not arm (query_timeout bounds the warehouse's
+ * statements; the cycle's own last as long as its rows take).
+ */
+static const PinnedSetting pinned_worker_settings[] =
+{
+	{"default_transaction_isolation", "read committed"},
+	{"default_transaction_read_only", "off"},
+	{"default_transaction_deferrable", "off"},
+	{"search_path", SECURITY_SEARCH_PATH},
+	{"statement_timeout", "0"},
+};
+
+/*
+ * In a worker, a chunk helper or a reader, once connected and before any
+ * transaction: the role and database settings of the session user that
+ * matter are replaced by the extension's (pinned_settings,
+ * pinned_worker_settings), at the session level, above every role or
+ * database setting.  lock_timeout is set from the caller's
+ * treble_sync.lock_timeout by the worker itself.
+ */
+void
+SecurityPinWorkerSettings(void)
+{
+	Assert(!IsTransactionState());
+	for (size_t i = 0; i < lengthof(pinned_settings); i++)
+		SetConfigOption(pinned_settings[i].name, pinned_settings[i].value,
+						PGC_SUSET, PGC_S_SESSION);
+	for (size_t i = 0; i < lengthof(pinned_worker_settings); i++)
+		SetConfigOption(pinned_worker_settings[i].name, pinned_worker_settings[i].value,
+						PGC_SUSET, PGC_S_SESSION);
+}
+
+/*
+ * Pin pinned_settings at the current GUC nest level (the one
+ * SecurityPinSearchPath made), undone with it.
+ */
+static void
+pin_settings_saved(void)
+{
+	for (size_t i = 0; i < lengthof(pinned_settings); i++)
+		(void) set_config_option(pinned_settings[i].name, pinned_settings[i].value,
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 }
 
 /*
@@ -162,20 +306,24 @@ SecurityUnpinSearchPath(int nestlevel)
 }
 
 /*
- * Act as owner inside a security-restricted operation, with search_path
- * pinned, until SecurityRestore: verify() reads a copy this way in the
- * caller's session.  It makes no temporary table, so unlike a cycle
- * (SecurityBeginCycle) it needs no temporary namespace.  An error inside
- * unwinds both at transaction abort.
+ * Act as the registration's owner on its copy inside a security-restricted
+ * operation, with search_path pinned, until SecurityRestore: the one way
+ * the caller's session does it (verify, rewind, history set-up, pruning and
+ * removal).  The copy and its history table must still be the owner's, and
+ * stay so until the end of the transaction (check_owned_locked).  It makes
+ * no temporary table, so unlike a cycle (SecurityBeginCycle) it needs no
+ * temporary namespace.  An error inside unwinds both at transaction abort.
  */
 void
-SecurityBecomeOwner(Oid owner, SecurityState *state)
+SecurityBecomeOwner(TableConfig *cfg, SecurityState *state)
 {
+	check_owned_locked(cfg, true);
 	GetUserIdAndSecContext(&state->saved_userid, &state->saved_sec_context);
-	SetUserIdAndSecContext(owner, state->saved_sec_context |
+	SetUserIdAndSecContext(cfg->owner, state->saved_sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	state->guc_nestlevel = SecurityPinSearchPath();
+	pin_settings_saved();
 }
 
 void
@@ -186,19 +334,24 @@ SecurityRestore(SecurityState *state)
 }
 
 /*
- * In a worker, at the start of each attempt's transaction: act as the
- * registration's owner inside a security-restricted operation, with
- * search_path pinned, for the rest of the process.  The temporary
- * namespace (where the staging table lives) is made first, as the owner:
- * a restricted operation may not make it.  A transaction that aborts
- * returns to the identity it started with, so every attempt calls this.
+ * In a worker (a cycle's, or a chunk helper), at the start of each
+ * attempt's transaction: act as the registration's owner inside a
+ * security-restricted operation, with search_path pinned, for the rest of
+ * the process, once the copy and its history table are checked to be the
+ * owner's under a lock held to the end of the transaction
+ * (check_owned_locked).  The temporary namespace (where the staging table
+ * lives) is made first, as the owner: a restricted operation may not make
+ * it.  A transaction that aborts returns to the identity it started with,
+ * so every attempt calls this.
  */
 void
-SecurityBeginCycle(Oid owner)
+SecurityBeginCycle(TableConfig *cfg)
 {
+	Oid			owner = cfg->owner;
 	Oid			temp_ns;
 	Oid			temp_toast_ns;
 
+	check_owned_locked(cfg, true);
 	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE);
 	GetTempNamespaceState(&temp_ns, &temp_toast_ns);
 	if (!OidIsValid(temp_ns))
@@ -209,14 +362,20 @@ SecurityBeginCycle(Oid owner)
 }
 
 /*
- * In a first load's reader (readahead.c), before it reads anything: act
- * as the registration's owner inside a security-restricted operation,
- * with search_path pinned, as the cycle's worker does; a reader makes no
- * temporary table, so no temporary namespace is made for it.
+ * In a first load's reader (readahead.c), before it reads anything but the
+ * registration: act as the registration's owner inside a
+ * security-restricted operation, with search_path pinned, as the cycle's
+ * worker does, once the copy and its history table are checked to be the
+ * owner's (without waiting for a lock: the cycle's worker may hold one
+ * that blocks the check's while it waits for this reader).  A reader makes
+ * no temporary table, so no temporary namespace is made for it.
  */
 void
-SecurityBeginReader(Oid owner)
+SecurityBeginReader(TableConfig *cfg)
 {
+	Oid			owner = cfg->owner;
+
+	check_owned_locked(cfg, false);
 	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	SetConfigOption("search_path", SECURITY_SEARCH_PATH, PGC_USERSET, PGC_S_SESSION);

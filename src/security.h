@@ -28,12 +28,13 @@ extern bool SecurityMayRun(struct TableConfig *cfg);
 extern void SecurityRequireRun(struct TableConfig *cfg, const char *action);
 extern void SecurityCheckCopyOwner(struct TableConfig *cfg);
 extern Oid	SecurityRelationOwner(Oid relid);
-extern void SecurityBecomeOwner(Oid owner, SecurityState *state);
+extern void SecurityBecomeOwner(struct TableConfig *cfg, SecurityState *state);
 extern void SecurityRestore(SecurityState *state);
-extern void SecurityBeginCycle(Oid owner);
-extern void SecurityBeginReader(Oid owner);
+extern void SecurityBeginCycle(struct TableConfig *cfg);
+extern void SecurityBeginReader(struct TableConfig *cfg);
 extern void SecurityCreateTempTable(const char *sql);
 extern int	SecurityPinSearchPath(void);
+extern void SecurityPinWorkerSettings(void);
 extern void SecurityUnpinSearchPath(int nestlevel);
 
 #endif							/* TREBLE_SYNC_SECURITY_H */

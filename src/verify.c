@@ -357,7 +357,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	 */
 	SecurityRequireRun(cfg, "verify");
 	mapping = CyclePrecheck(cfg, &server);
-	SecurityBecomeOwner(cfg->owner, &as_owner);
+	SecurityBecomeOwner(cfg, &as_owner);
 
 	/* as a cycle reads them: zone-less warehouse times in the warehouse's zone */
 	nestlevel = NewGUCNestLevel();

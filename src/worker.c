@@ -974,7 +974,7 @@ begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *prog
 	MemoryContextSwitchTo(old);
 	context->table_name = cfg->name;
 	*cfg_out = cfg;
-	SecurityBeginCycle(cfg->owner);
+	SecurityBeginCycle(cfg);
 	ProgressStart(cfg->table_id, run_id, cfg->local_relid, progress);
 	conn = WorkerConnectWarehouse(cfg, cxt);
 	DriftCheck(cfg, conn, result);
@@ -1402,12 +1402,14 @@ set_lock_timeout(int ms)
 /*
  * Connect to the caller's database as its session user and, until the
  * cycle starts, act as the caller's current role (it may differ after SET
- * ROLE); the cycle itself runs as the table's owner.
+ * ROLE); the cycle itself runs as the table's owner.  The role settings
+ * the connection applied that could change a cycle are pinned at once.
  */
 static void
 worker_connect(Oid database_id, Oid session_user_id, Oid user_id)
 {
 	BackgroundWorkerInitializeConnectionByOid(database_id, session_user_id, 0);
+	SecurityPinWorkerSettings();
 	SetUserIdAndSecContext(user_id, 0);
 }
 

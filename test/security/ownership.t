@@ -16,10 +16,19 @@
 #     the owner's registration, even once the local table is dropped (the
 #     owner still can);
 #   - sync_all() by a role writes nothing (runs, incidents, NOTIFYs) for the
-#     tables it may not start.
+#     tables it may not start;
+#   - a copy (or its history table) that changed hands: every entry point
+#     that acts as the registration's owner on it (sync_table, resync,
+#     rewind, verify, repair, alter_table(keep_history), remove_table)
+#     refuses with 42501 and says who owns it now, whoever calls it (the
+#     owner, a superuser), and the statement triggers and the policy the new
+#     owner planted never run as the registration's owner: the table they
+#     copy the owner's private table into stays empty, even when the
+#     change of owner commits while the entry point runs;
+#   - the code acts as a registration's owner only through src/security.c.
 
 DB=sec_own
-ROLES=(sec_own_a sec_own_b sec_own_sched sec_own_stranger)
+ROLES=(sec_own_a sec_own_b sec_own_sched sec_own_stranger sec_own_thief)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; finish' EXIT
@@ -131,3 +140,168 @@ if grep -E 'sec_own_(t1|su)' "$TMP/notify.out" >/dev/null; then
 else
     ok "and sends no notification for the others"
 fi
+
+# --- a copy that changed hands
+# sec_own_a keeps a private table; sec_own_thief gets a copy of sec_own_a's
+# (ALTER TABLE ... OWNER TO, as REASSIGN OWNED would do), grants it back,
+# and plants statement triggers and a row-level policy whose functions copy
+# the private table into its loot, which anyone may insert into, and count
+# each theft in a sequence, which a rollback does not undo: they can read
+# it only when they run as sec_own_a.
+sq >/dev/null <<'SQL'
+GRANT CREATE ON SCHEMA public TO sec_own_thief;
+CREATE TABLE public.sec_own_private (s text);
+INSERT INTO public.sec_own_private VALUES ('private-of-a');
+ALTER TABLE public.sec_own_private OWNER TO sec_own_a;
+SQL
+as sec_own_thief >/dev/null <<'SQL'
+CREATE TABLE public.sec_own_loot (who text, s text);
+GRANT INSERT ON public.sec_own_loot TO PUBLIC;
+-- a sequence counts the thefts even when the statement rolls back
+CREATE SEQUENCE public.sec_own_thefts;
+GRANT USAGE ON SEQUENCE public.sec_own_thefts TO PUBLIC;
+CREATE FUNCTION public.sec_own_steal() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.sec_own_loot SELECT current_user, s FROM public.sec_own_private;
+    PERFORM pg_catalog.nextval('public.sec_own_thefts');
+    RETURN true;
+EXCEPTION WHEN insufficient_privilege THEN
+    RETURN true;
+END $$;
+CREATE FUNCTION public.sec_own_steal_t() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM public.sec_own_steal();
+    RETURN NULL;
+END $$;
+SQL
+# plant TABLE: what the thief does to a table it was given
+plant() {
+    as sec_own_thief >/dev/null <<SQL
+GRANT ALL ON $1 TO sec_own_a;
+CREATE TRIGGER sec_own_steal AFTER INSERT OR UPDATE OR DELETE ON $1
+    FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
+CREATE TRIGGER sec_own_steal_tr AFTER TRUNCATE ON $1
+    FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
+ALTER TABLE $1 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sec_own_steal ON $1 USING (public.sec_own_steal()) WITH CHECK (public.sec_own_steal());
+SQL
+}
+looted() {
+    sq -c "SELECT (SELECT count(*) FROM public.sec_own_loot)
+                  + (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.sec_own_thefts)"
+}
+# handed NAME ROLE SQL WORD: refused with 42501, naming WORD, nothing stolen
+handed() {
+    refused "$1" "$2" "$3" 42501 "owned by" "$4"
+    check "and nothing ran as the owner: the thief's loot is empty" 0 "$(looted)"
+}
+for t in sec_own_h1 sec_own_h2 sec_own_h3; do
+    whq -c "DROP TABLE IF EXISTS $t" \
+        -c "CREATE TABLE $t (id int PRIMARY KEY, v text, scheduled_at timestamp, synced_at timestamp)" \
+        -c "INSERT INTO $t SELECT i, 'v', date_trunc('hour', now() AT TIME ZONE 'UTC') - interval '2 days',
+                   date_trunc('hour', now() AT TIME ZONE 'UTC') - interval '2 days' FROM generate_series(1, 3) i"
+done
+newer() {
+    whq -c "UPDATE $1 SET v = v || 'x', synced_at = synced_at + interval '1 minute'"
+}
+for t in sec_own_h1 sec_own_h3; do
+    as sec_own_a -c "SET client_min_messages = warning" \
+        -c "SELECT name FROM treble_sync.add_table('$t', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" >/dev/null
+    as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$t')" >/dev/null
+    newer $t
+    as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$t')" >/dev/null
+done
+as sec_own_a -c "$(reg sec_own_h2)" -c "SELECT status FROM treble_sync.sync_table('sec_own_h2')" >/dev/null
+check "three registrations of sec_own_a with rows" "3|3|3" \
+    "$(sq -c "SELECT (SELECT count(*) FROM sec_own_h1) || '|' || (SELECT count(*) FROM sec_own_h2) || '|' || (SELECT count(*) FROM sec_own_h3)")"
+rewind_to() { echo "SELECT status FROM treble_sync.rewind('$1', (SELECT treble_sync.watermark_time(t) - interval '1 second' FROM treble_sync.tables t WHERE name = '$1'))"; }
+
+# the copy of sec_own_h1 (which keeps history) changes hands
+sq -c "ALTER TABLE public.sec_own_h1 OWNER TO sec_own_thief" >/dev/null
+plant public.sec_own_h1
+newer sec_own_h1
+handed "a superuser's sync_table refuses a copy that changed hands" postgres \
+    "SELECT status FROM treble_sync.sync_table('sec_own_h1')" sec_own_thief
+handed "so does resync" postgres "SELECT status FROM treble_sync.resync('sec_own_h1')" sec_own_thief
+handed "so does a superuser's rewind" postgres "$(rewind_to sec_own_h1)" sec_own_thief
+handed "so does the owner's verify" sec_own_a \
+    "SELECT count(*) FROM treble_sync.verify('sec_own_h1', since => current_date - 10)" sec_own_thief
+handed "so does the owner's repair" sec_own_a \
+    "SELECT status FROM treble_sync.repair('sec_own_h1', current_date - 2)" sec_own_thief
+handed "so does alter_table(keep_history => '') (the history triggers are the owner's)" sec_own_a \
+    "SELECT name FROM treble_sync.alter_table('sec_own_h1', keep_history => '')" sec_own_thief
+handed "so does remove_table (it drops the history triggers as the owner)" sec_own_a \
+    "SELECT treble_sync.remove_table('sec_own_h1')" sec_own_thief
+check "the registration is still there, with its history" "1|30 days" \
+    "$(sq -c "SELECT count(*) || '|' || string_agg(keep_history::text, ',') FROM treble_sync.tables WHERE name = 'sec_own_h1'")"
+
+# the copy of sec_own_h2 (no history yet) changes hands, then history is asked for
+sq -c "ALTER TABLE public.sec_own_h2 OWNER TO sec_own_thief" >/dev/null
+plant public.sec_own_h2
+handed "alter_table(keep_history) does not read a copy that changed hands as its owner" sec_own_a \
+    "SELECT name FROM treble_sync.alter_table('sec_own_h2', keep_history => '30 days')" sec_own_thief
+handed "nor a superuser's" postgres \
+    "SELECT name FROM treble_sync.alter_table('sec_own_h2', keep_history => '30 days')" sec_own_thief
+check "no history table was made" 0 "$(sq -c "SELECT count(*) FROM pg_class WHERE relname = 'sec_own_h2_history'")"
+
+# the history table of sec_own_h3 changes hands (its copy stays sec_own_a's)
+sq -c "ALTER TABLE public.sec_own_h3_history OWNER TO sec_own_thief" >/dev/null
+plant public.sec_own_h3_history
+newer sec_own_h3
+handed "a superuser's sync_table refuses a history table that changed hands" postgres \
+    "SELECT status FROM treble_sync.sync_table('sec_own_h3')" sec_own_h3_history
+handed "so does a superuser's rewind" postgres "$(rewind_to sec_own_h3)" sec_own_h3_history
+handed "so does remove_table" sec_own_a "SELECT treble_sync.remove_table('sec_own_h3')" sec_own_h3_history
+
+# a change of owner that commits while an entry point runs: the copy of
+# sec_own_h4 (which keeps history) is given away, and the thief's trigger
+# and policy planted, in a transaction that is still open when a superuser
+# rewinds it; rewind waits for it, then sees the new owner and refuses
+whq -c "DROP TABLE IF EXISTS sec_own_h4" \
+    -c "CREATE TABLE sec_own_h4 (id int PRIMARY KEY, v text, scheduled_at timestamp, synced_at timestamp)" \
+    -c "INSERT INTO sec_own_h4 SELECT i, 'v', date_trunc('hour', now() AT TIME ZONE 'UTC') - interval '2 days',
+               date_trunc('hour', now() AT TIME ZONE 'UTC') - interval '2 days' FROM generate_series(1, 3) i"
+as sec_own_a -c "SET client_min_messages = warning" \
+    -c "SELECT name FROM treble_sync.add_table('sec_own_h4', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" \
+    -c "SELECT status FROM treble_sync.sync_table('sec_own_h4')" >/dev/null
+newer sec_own_h4
+as sec_own_a -c "SELECT status FROM treble_sync.sync_table('sec_own_h4')" >/dev/null
+psql -X -q -At -d "$DB" >/dev/null 2>&1 <<'SQL' &
+BEGIN;
+ALTER TABLE public.sec_own_h4 OWNER TO sec_own_thief;
+GRANT ALL ON public.sec_own_h4 TO sec_own_a;
+CREATE TRIGGER sec_own_steal AFTER INSERT OR UPDATE OR DELETE ON public.sec_own_h4
+    FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
+ALTER TABLE public.sec_own_h4 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sec_own_steal ON public.sec_own_h4 USING (public.sec_own_steal()) WITH CHECK (public.sec_own_steal());
+SELECT pg_sleep(3);
+COMMIT;
+SQL
+giver=$!
+for _ in $(seq 1 100); do
+    [[ $(sq -c "SELECT count(*) FROM pg_locks WHERE relation = 'public.sec_own_h4'::regclass AND mode = 'AccessExclusiveLock' AND granted") == 1 ]] && break
+    sleep 0.1
+done
+handed "a rewind during the change of owner waits for it, then refuses" postgres \
+    "$(rewind_to sec_own_h4)" sec_own_thief
+wait $giver
+
+# given back, they work again
+sq -c "ALTER TABLE public.sec_own_h1 OWNER TO sec_own_a" -c "ALTER TABLE public.sec_own_h3_history OWNER TO sec_own_a" \
+   -c "DROP TRIGGER sec_own_steal ON sec_own_h1" -c "DROP TRIGGER sec_own_steal_tr ON sec_own_h1" \
+   -c "DROP POLICY sec_own_steal ON sec_own_h1" -c "ALTER TABLE sec_own_h1 DISABLE ROW LEVEL SECURITY" \
+   -c "DROP TRIGGER sec_own_steal ON sec_own_h3_history" -c "DROP TRIGGER sec_own_steal_tr ON sec_own_h3_history" \
+   -c "DROP POLICY sec_own_steal ON sec_own_h3_history" -c "ALTER TABLE sec_own_h3_history DISABLE ROW LEVEL SECURITY" >/dev/null
+newer sec_own_h1
+newer sec_own_h3
+try postgres "SELECT status FROM treble_sync.sync_table('sec_own_h1')"
+check "given back to the registration's owner, the copy syncs again" success "$OUT"
+try postgres "SELECT status FROM treble_sync.sync_table('sec_own_h3')"
+check "and so does the copy whose history table is given back" success "$OUT"
+
+# --- the one way to act as the owner: only security.c switches to a
+# registration's owner (catalog.c becomes the extension's owner, worker.c
+# the caller's role), so an entry point added later goes through its check
+src=$(dirname "${BASH_SOURCE[0]}")/../../src
+check "only security.c, catalog.c and worker.c change the current role" "catalog.c security.c worker.c" \
+    "$(grep -l 'SetUserIdAndSecContext\|SetCurrentRoleId\|SetSessionAuthorization' "$src"/*.c | xargs -n1 basename | sort | tr '\n' ' ' | sed 's/ $//')"
