@@ -40,11 +40,16 @@ SELECT * FROM wh_diff(
     $$SELECT id, ts, tstz AT TIME ZONE 'UTC', d, synced_at FROM extremes$$);
 -- chunked by an event date that holds them all: every row lands
 SELECT name FROM treble_sync.add_table('extremes', 'wh', name => 'extremes_by_day',
-    local_table => 'extremes_by_day', event_column => 'd', initial_chunk => '7 days');
+    local_table => 'extremes_by_day', event_column => 'd', initial_chunk => '100 years');
 SELECT status, rows_inserted, rows_bad, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('extremes_by_day');
 SELECT * FROM wh_diff(
     $$SELECT id, ts, tstz AT TIME ZONE 'UTC', d, synced_at FROM extremes$$,
     $$SELECT id, ts, tstz AT TIME ZONE 'UTC', d, synced_at FROM extremes_by_day$$);
+-- verify reads the same days on both sides, BC and infinities included
+SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('extremes_by_day') ORDER BY day;
+SET treble_sync.verify_checksum = off;
+SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('extremes_by_day') ORDER BY day;
+RESET treble_sync.verify_checksum;
 SELECT treble_sync.remove_table('extremes_by_day', drop_local => true);
 SELECT treble_sync.remove_table('extremes', drop_local => true);
 
@@ -79,16 +84,24 @@ SELECT * FROM wh_diff('SELECT id, v, synced_at FROM stamped', 'SELECT id, v, syn
 SELECT wh($$
     DROP TABLE IF EXISTS stamped_tz;
     CREATE TABLE stamped_tz (id bigint PRIMARY KEY, synced_at timestamptz);
-    INSERT INTO stamped_tz VALUES (1, now() - interval '1 hour'), (2, 'infinity'), (3, '-infinity');
+    INSERT INTO stamped_tz VALUES (1, now() - interval '1 hour'), (2, 'infinity'), (3, '-infinity'),
+        (5, now() + interval '2 days');
 $$);
 SELECT name FROM treble_sync.add_table('stamped_tz', 'wh');
 SELECT status, rows_inserted, warnings, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('stamped_tz');
 SELECT wh($$INSERT INTO stamped_tz VALUES (4, now())$$);
 SELECT status, rows_inserted, warnings, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('stamped_tz');
 SELECT id FROM stamped_tz ORDER BY id;
--- the margin is a setting
-SET treble_sync.cursor_max_lead = '1000 years';
+-- the margin is a setting: a row two days ahead is pulled with three
+SET treble_sync.cursor_max_lead = '3d';
 SELECT status, rows_inserted, warnings, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('stamped_tz');
+SELECT id FROM stamped_tz ORDER BY id;
 RESET treble_sync.cursor_max_lead;
+-- which only a superuser sets
+CREATE ROLE regress_times_user;
+SET ROLE regress_times_user;
+SET treble_sync.cursor_max_lead = '3d';
+RESET ROLE;
+DROP ROLE regress_times_user;
 SELECT treble_sync.remove_table('stamped_tz', drop_local => true);
 SELECT treble_sync.remove_table('stamped', drop_local => true);
