@@ -559,7 +559,8 @@ FetchCheckComparable(const char *text, bool integer, const char *table, const ch
  * BC years too.  The text's own zone, if any, is dropped: it is the
  * warehouse session's, the one zone-less timestamps are read in.  Not a
  * date and time (a MariaDB zero date, an SQLite value in another form), or
- * not finite: an error, never a value made up.  When the caller names the
+ * not finite: an error (which names the column, never the value), never a
+ * value made up.  When the caller names the
  * column, a warehouse that compares timestamps as text (SQLite) must hold
  * them in the one form its comparisons order as the bounds.
  */
@@ -583,7 +584,7 @@ parse_timestamp_text(OdbcConn *conn, const char *text, const char *table, const 
 		(dtype == DTK_LATE || dtype == DTK_EARLY))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("warehouse timestamp \"%s\" is not finite", text),
+				 errmsg("warehouse returned a timestamp that is not finite"),
 				 column ? errdetail("Read from column \"%s\" of warehouse table \"%s\".",
 									column, table) : 0));
 	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) != 0 ||
@@ -591,7 +592,7 @@ parse_timestamp_text(OdbcConn *conn, const char *text, const char *table, const 
 		dtype != DTK_DATE || tm2timestamp(&tm, fsec, NULL, &result) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
-				 errmsg("warehouse timestamp \"%s\" is not a date and time", text),
+				 errmsg("warehouse returned a timestamp that is not a date and time"),
 				 column ? errdetail("Read from column \"%s\" of warehouse table \"%s\".",
 									column, table) : 0,
 				 OdbcTimestampsAsText(conn) ?
@@ -604,20 +605,49 @@ parse_timestamp_text(OdbcConn *conn, const char *text, const char *table, const 
  * Read a date (verify()'s days) as text, as date input reads it: ISO text
  * under any DateStyle, a PostgreSQL warehouse's BC dates and infinities
  * (selected as text: deparse.c), SQLite's timestamps (their date).  Not a
- * date: an error.  Returns false for SQL NULL.
+ * date (a MariaDB zero date): an error that does not quote the value.
+ * Returns false for SQL NULL.
  */
 bool
 FetchGetDate(OdbcConn *conn, SQLHSTMT stmt, int col, DateADT *result)
 {
 	StringInfoData text;
-	bool		found;
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype = DTK_DATE;
+	int			tz;
+	struct pg_tm tm;
+	fsec_t		fsec;
+	bool		ok;
 
 	initStringInfo(&text);
-	found = FetchGetText(conn, stmt, col, &text);
-	if (found)
-		*result = DatumGetDateADT(DirectFunctionCall1(date_in, CStringGetDatum(text.data)));
+	if (!FetchGetText(conn, stmt, col, &text))
+	{
+		pfree(text.data);
+		return false;
+	}
+	ok = ParseDateTime(text.data, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS,
+					   &nf) == 0 &&
+		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0;
+	if (ok && dtype == DTK_LATE)
+		DATE_NOEND(*result);
+	else if (ok && dtype == DTK_EARLY)
+		DATE_NOBEGIN(*result);
+	else if (ok && dtype == DTK_DATE && IS_VALID_JULIAN(tm.tm_year, tm.tm_mon, tm.tm_mday))
+	{
+		*result = date2j(tm.tm_year, tm.tm_mon, tm.tm_mday) - POSTGRES_EPOCH_JDATE;
+		ok = IS_VALID_DATE(*result);
+	}
+	else
+		ok = false;
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+				 errmsg("warehouse returned a day that is not a date")));
 	pfree(text.data);
-	return found;
+	return true;
 }
 
 /*
