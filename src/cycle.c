@@ -13,7 +13,8 @@
  *
  * Steps 2 and 4 are one remote query, cursor <= T AND (cursor > T_prev OR
  * event >= bound), so each row crosses the network once.  Nothing here
- * reads a clock: every bound derives from T, on both sides.
+ * reads a local clock: every bound derives from T, on both sides; T itself
+ * is bounded by the warehouse's own clock (CycleFreezeCut()).
  *
  * The other modes reuse the steps: 'append' pulls past the watermark and
  * only inserts; 'snapshot' (and resync()) pulls everything up to T and
@@ -173,53 +174,92 @@ delta_start(TableConfig *cfg, int64 prev, int64 *start)
 
 /*
  * Step 1: T = max(cursor) on the warehouse.  False if the table is empty.
+ * A timestamp cursor's T is the greatest among the rows stamped no later
+ * than the warehouse's own clock plus treble_sync.cursor_max_lead, and
+ * finite (deparse.c): one row stamped 'infinity' or in the year 2999 would
+ * otherwise become the watermark, and no later row would ever be pulled.
+ * count_cursors() reports the rows left out.
  */
 bool
 CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut)
 {
+	OdbcParam	params[CUT_MAX_PARAMS];
+	int			nparams = 0;
+	char	   *sql = DeparseCut(cfg, conn, params, &nparams);
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
 	bool		found;
 
+	Assert(nparams <= CUT_MAX_PARAMS);
 	ProgressPhase(PROGRESS_PHASE_FREEZING);
-	found = remote_aggregate(cfg, conn, "MAX", cfg->cursor_column,
-							 cfg->cursor_kind == CURSOR_INTEGER, false, 0, cut);
+	OdbcExecute(conn, stmt, sql, nparams, params);
+	if (!FetchNextRow(conn, stmt))
+		elog(ERROR, "warehouse returned no row for: %s", sql);
+	if (cfg->cursor_kind == CURSOR_INTEGER)
+		found = FetchGetIntOf(conn, stmt, 1, cfg->remote_table, cfg->cursor_column, cut);
+	else
+		found = FetchGetTimestampOf(conn, stmt, 1, cfg->remote_table, cfg->cursor_column, cut);
+	OdbcFreeStatement(conn, stmt);
 	if (found)
 		AttemptNoteCut(CycleFormatCursor(cfg, *cut));
 	return found;
 }
 
 /*
- * Rows of the warehouse table whose cursor is NULL: no cycle pulls them
- * (every pull takes cursor <= T), so they are counted in the run
- * (rows_null_cursor), named in its warnings and in a WARNING.
+ * Rows of the warehouse table that no cycle pulls: those whose cursor is
+ * NULL (every pull takes cursor <= T), and those whose timestamp cursor no
+ * cut may take (later than the warehouse's clock plus
+ * treble_sync.cursor_max_lead, or no time: -infinity, a zero date).  The
+ * first are counted in the run (rows_null_cursor); both are named in its
+ * warnings and in a WARNING, every cycle, until the warehouse's rows are
+ * fixed.
  */
 static void
 count_null_cursors(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 {
+	OdbcParam	params[CUT_MAX_PARAMS];
+	int			nparams = 0;
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
 	char	   *sql;
 	int64		rows = 0;
+	int64		ahead = 0;
 	char	   *text;
 
-	sql = DeparseNullCursorCount(cfg, conn);
-	OdbcExecute(conn, stmt, sql, 0, NULL);
+	sql = DeparseCursorCounts(cfg, conn, params, &nparams);
+	Assert(nparams <= CUT_MAX_PARAMS);
+	OdbcExecute(conn, stmt, sql, nparams, params);
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
 	(void) FetchGetInt(conn, stmt, 1, &rows);
+	(void) FetchGetInt(conn, stmt, 2, &ahead);
 	OdbcFreeStatement(conn, stmt);
 
 	result->rows_null_cursor = rows;
-	if (rows == 0)
-		return;
-	text = psprintf(INT64_FORMAT " %s with a NULL cursor \"%s\" %s not synced",
-					rows, rows == 1 ? "row" : "rows", cfg->cursor_column,
-					rows == 1 ? "is" : "are");
-	ereport(WARNING,
-			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-			 errmsg("warehouse table \"%s\" has " INT64_FORMAT " rows with a NULL in cursor column \"%s\"",
-					cfg->remote_table, rows, cfg->cursor_column),
-			 errdetail("No cycle pulls them: every pull takes the rows whose cursor is at most the cut."),
-			 errhint("Give those rows a cursor value in the warehouse.")));
-	result->warnings = result->warnings ? psprintf("%s; %s", result->warnings, text) : text;
+	if (rows > 0)
+	{
+		text = psprintf(INT64_FORMAT " %s with a NULL cursor \"%s\" %s not synced",
+						rows, rows == 1 ? "row" : "rows", cfg->cursor_column,
+						rows == 1 ? "is" : "are");
+		ereport(WARNING,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("warehouse table \"%s\" has " INT64_FORMAT " rows with a NULL in cursor column \"%s\"",
+						cfg->remote_table, rows, cfg->cursor_column),
+				 errdetail("No cycle pulls them: every pull takes the rows whose cursor is at most the cut."),
+				 errhint("Give those rows a cursor value in the warehouse.")));
+		result->warnings = result->warnings ? psprintf("%s; %s", result->warnings, text) : text;
+	}
+	if (ahead > 0)
+	{
+		text = psprintf(INT64_FORMAT " %s with a cursor \"%s\" beyond the warehouse's clock or not a time %s not synced",
+						ahead, ahead == 1 ? "row" : "rows", cfg->cursor_column,
+						ahead == 1 ? "is" : "are");
+		ereport(WARNING,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("warehouse table \"%s\" has " INT64_FORMAT " rows whose cursor column \"%s\" is later than the warehouse's clock by more than treble_sync.cursor_max_lead, or not a time",
+						cfg->remote_table, ahead, cfg->cursor_column),
+				 errdetail("No cut takes them, and no cycle pulls them: one such row would otherwise become the watermark and stop every later row."),
+				 errhint("Give those rows their real time in the warehouse; they are pulled by the first cycle after that.")));
+		result->warnings = result->warnings ? psprintf("%s; %s", result->warnings, text) : text;
+	}
 }
 
 /*
@@ -236,7 +276,7 @@ remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 	char	   *sql;
 	bool		found;
 
-	sql = DeparseAggregate(cfg, conn, agg, column, bounded);
+	sql = DeparseAggregate(cfg, conn, agg, column, integer, bounded);
 	OdbcExecute(conn, stmt, sql, bounded ? 1 : 0, &param);
 	if (!FetchNextRow(conn, stmt))
 		elog(ERROR, "warehouse returned no row for: %s", sql);
@@ -1431,6 +1471,22 @@ CycleLoadEnd(TableConfig *cfg, Timestamp cut)
 												 TimestampGetDatum(cut)));
 }
 
+/* 0001-01-01 00:00:00, the earliest bound a remote statement can hold. */
+static Timestamp
+CycleFirstBound(void)
+{
+	struct pg_tm tm;
+	Timestamp	result;
+
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = 1;
+	tm.tm_mon = 1;
+	tm.tm_mday = 1;
+	if (tm2timestamp(&tm, 0, NULL, &result) != 0)
+		elog(ERROR, "could not compute the year 1");
+	return result;
+}
+
 /*
  * Plan the chunks of a first load cut at T: from the day of the smallest
  * value of the chunk column to CycleLoadEnd(), initial_chunk apart.
@@ -1448,6 +1504,13 @@ CyclePlanChunks(TableConfig *cfg, OdbcConn *conn, Timestamp cut)
 		return NIL;
 	lo = DatumGetTimestamp(DirectFunctionCall2(timestamp_trunc, CStringGetTextDatum("day"),
 											   TimestampGetDatum(first)));
+
+	/*
+	 * The first chunk has no lower bound (CycleLoadChunk()): it takes every
+	 * value before the year 1 (a PostgreSQL warehouse's BC dates, which no
+	 * bound of a remote statement can name) and -infinity too.
+	 */
+	lo = Max(lo, CycleFirstBound());
 	while (lo < end)
 	{
 		LoadChunk  *c = palloc(sizeof(LoadChunk));
@@ -1481,6 +1544,8 @@ CycleLoadChunk(TableConfig *cfg, OdbcConn *conn, Timestamp cut, LoadChunk *chunk
 	spec.range_column = CycleChunkColumn(cfg);
 	spec.lo = chunk->lo;
 	spec.hi = chunk->hi;
+	/* the first chunk takes everything before its end (CyclePlanChunks()) */
+	spec.open_below = chunk->chunk == 1;
 	/* a partitioned copy has no unique index on the key alone: one writer */
 	pull_and_apply(cfg, conn, &spec,
 				   get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE ?

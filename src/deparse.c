@@ -20,6 +20,21 @@
  * timestamp column compared with a parameter is written through
  * timestamp_operand() (ClickHouse: toDateTime64(col, 6)).
  *
+ * Dates and times cross the driver as text, never as ODBC structures: the
+ * copy's own input functions read them (COPY), so a value the copy's type
+ * cannot hold is a bad row, never a changed one.  psqlODBC rewrites date
+ * and time values even when asked for text (it parses them into its own
+ * structure, which has no era and no infinity), so from a PostgreSQL
+ * warehouse they are selected CAST(col AS text) (remote_column()).
+ *
+ * A timestamp cursor is bounded by the warehouse's own clock: the cut is
+ * the greatest cursor not later than the clock plus
+ * treble_sync.cursor_max_lead (clock_limit()) that is a time (not
+ * -infinity, not a zero date: append_is_time()), so that one row stamped
+ * 'infinity' or in the year 2999 cannot become the watermark and stop
+ * every later row.  Such rows are left out of every pull
+ * (append_cut_bound()) and counted (DeparseCursorCounts()).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -33,6 +48,7 @@
 #include "deparse.h"
 #include "odbc.h"
 #include "schema.h"
+#include "treble_sync.h"
 
 /* A cursor value as a parameter of a remote query. */
 OdbcParam
@@ -84,6 +100,26 @@ cursor_operand(TableConfig *cfg, OdbcConn *conn)
 	return cfg->cursor_kind == CURSOR_INTEGER ? qcursor : timestamp_operand(conn, qcursor);
 }
 
+/* Whether the table's cursor holds timestamps (or dates), not integers. */
+static bool
+cursor_is_timestamp(TableConfig *cfg)
+{
+	return cfg->cursor_column != NULL && cfg->cursor_kind == CURSOR_TIMESTAMP;
+}
+
+/* Whether a PostgreSQL type name is one of the date and time types. */
+static bool
+is_datetime_type_name(const char *name)
+{
+	static const char *const names[] = {"timestamp", "timestamptz", "date", "time",
+	"timetz", "interval"};
+
+	for (size_t i = 0; i < lengthof(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Whether a column is a PostgreSQL warehouse's money, by the type recorded
  * at registration ("money ..."; psqlODBC names it so).  Its text depends
@@ -109,15 +145,67 @@ is_remote_money(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
- * A warehouse column as selected: quoted, and for money cast to numeric
- * (is_remote_money()).
+ * Whether a column of a PostgreSQL warehouse is to be selected as text:
+ * its recorded warehouse type is a date or time type, or the copy keeps it
+ * in one (a domain over one is reported by its own name, but psqlODBC
+ * still rewrites its values).  Any type's value can be cast to text.
+ */
+static bool
+selected_as_text(TableConfig *cfg, const char *column)
+{
+	ListCell   *lc;
+	AttrNumber	attnum;
+
+	foreach(lc, cfg->remote_columns)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, column) == 0)
+		{
+			char	   *type = pstrdup(strVal(def->arg));
+			char	   *space = strchr(type, ' ');
+
+			if (space)
+				*space = '\0';	/* "timestamp 26 6": the name first */
+			if (is_datetime_type_name(type))
+				return true;
+			break;
+		}
+	}
+	if (!OidIsValid(cfg->local_relid) ||
+		(attnum = get_attnum(cfg->local_relid, column)) == InvalidAttrNumber)
+		return false;
+	switch (get_atttype(cfg->local_relid, attnum))
+	{
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMETZOID:
+		case INTERVALOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * A warehouse column as selected: quoted; money cast to numeric
+ * (is_remote_money()); the date and time columns of a PostgreSQL
+ * warehouse as their text (in the session's ISO style and time zone,
+ * which odbc.c sets: a timestamptz keeps its offset), so that BC dates,
+ * infinities and years past 9999 reach COPY as they are.
  */
 static char *
 remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	char	   *q = OdbcQuoteIdent(conn, column);
 
-	return is_remote_money(cfg, conn, column) ? psprintf("CAST(%s AS NUMERIC)", q) : q;
+	if (is_remote_money(cfg, conn, column))
+		return psprintf("CAST(%s AS NUMERIC)", q);
+	if (OdbcDriverIsPostgres(conn) && selected_as_text(cfg, column))
+		return psprintf("CAST(%s AS text)", q);
+	return q;
 }
 
 /*
@@ -191,27 +279,175 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *co
 }
 
 /*
- * An aggregate (MIN, MAX) of a column of the warehouse table, among the
- * rows with cursor <= ? if bounded (the cut, DeparseCursorParam()).
+ * The latest timestamp a cut may take, as an SQL expression of the
+ * warehouse's own clock with one parameter (clock_param()): now plus
+ * treble_sync.cursor_max_lead.  The margin absorbs the difference between
+ * the clock's zone and the zone the cursor's zone-less values were
+ * written in (PostgreSQL compares in its session's zone, which odbc.c sets
+ * to the server option's; MariaDB's NOW() is in its session's zone;
+ * SQLite's datetime('now') is UTC, compared as text; ClickHouse compares
+ * instants) and the clocks' drift.
+ */
+static const char *
+clock_limit(OdbcConn *conn)
+{
+	if (OdbcDriverIsPostgres(conn))
+		return "(statement_timestamp() + CAST(? AS double precision) * INTERVAL '1 second')";
+	if (OdbcDriverIsSqlite(conn))
+		return "datetime('now', ?)";
+	if (OdbcDriverIsClickHouse(conn))
+		return "(now64(6) + toIntervalSecond(?))";
+	if (OdbcDriverIsMysql(conn))
+		return "(NOW(6) + INTERVAL ? SECOND)";
+	/* the ODBC escape, which other drivers translate */
+	return "{fn TIMESTAMPADD(SQL_TSI_SECOND, ?, {fn NOW()})}";
+}
+
+/* The parameter of clock_limit(): the margin, in seconds. */
+static OdbcParam
+clock_param(OdbcConn *conn)
+{
+	if (OdbcDriverIsSqlite(conn))
+		return (OdbcParam) {ODBC_PARAM_TEXT, 0,
+		psprintf("+%d seconds", treble_sync_cursor_max_lead)};
+	return (OdbcParam) {ODBC_PARAM_INT64, treble_sync_cursor_max_lead};
+}
+
+/*
+ * " AND <the column holds a time>", where a warehouse's timestamp column
+ * can hold something else that sorts before every time: PostgreSQL's
+ * -infinity (its infinity is later than any clock anyway), MariaDB's and
+ * MySQL's zero dates ('0000-00-00').  Nothing elsewhere.
+ */
+static void
+append_is_time(StringInfo sql, OdbcConn *conn, const char *qcol)
+{
+	if (OdbcDriverIsPostgres(conn))
+		appendStringInfo(sql, " AND isfinite(%s)", qcol);
+	else if (OdbcDriverIsMysql(conn))
+		appendStringInfo(sql, " AND %s >= '0001-01-01'", qcol);
+}
+
+/*
+ * The condition on the cursor of every row a cut may take: not later than
+ * clock_limit(), and a time (append_is_time()).
+ */
+static void
+append_cut_candidate(StringInfo sql, TableConfig *cfg, OdbcConn *conn)
+{
+	appendStringInfo(sql, "%s <= %s", cursor_operand(cfg, conn), clock_limit(conn));
+	append_is_time(sql, conn, OdbcQuoteIdent(conn, cfg->cursor_column));
+}
+
+/*
+ * "cursor <= ?", the bound of every statement read at a cut: a timestamp
+ * cursor must also be a time (append_is_time()), so that a row stamped
+ * '-infinity' or '0000-00-00', left out of the cut, is left out of the
+ * pulls too.
+ */
+static void
+append_cut_bound(StringInfo sql, TableConfig *cfg, OdbcConn *conn)
+{
+	appendStringInfo(sql, "%s <= ?", cursor_operand(cfg, conn));
+	if (cursor_is_timestamp(cfg))
+		append_is_time(sql, conn, OdbcQuoteIdent(conn, cfg->cursor_column));
+}
+
+/*
+ * An aggregate (MIN or MAX) of a column, as the value read: a PostgreSQL
+ * warehouse's timestamp cast to text (fetch.c reads it so, BC and all).
+ * ClickHouse's MIN and MAX of no rows are the type's default (1970-01-01
+ * 00:00:00, 0) unless the column is Nullable: there they are written
+ * minOrNull and maxOrNull, so that no rows is NULL as elsewhere, and never
+ * a cut in 1970 whose hot window would take the whole table.
+ */
+static char *
+aggregate_expr(OdbcConn *conn, const char *agg, const char *qcol, bool integer)
+{
+	Assert(strcmp(agg, "MIN") == 0 || strcmp(agg, "MAX") == 0);
+	if (OdbcDriverIsClickHouse(conn))
+		return psprintf("%s(%s)", strcmp(agg, "MIN") == 0 ? "minOrNull" : "maxOrNull", qcol);
+	if (!integer && OdbcDriverIsPostgres(conn))
+		return psprintf("CAST(%s(%s) AS text)", agg, qcol);
+	return psprintf("%s(%s)", agg, qcol);
+}
+
+/*
+ * The cut: the greatest cursor, of a timestamp cursor among the rows
+ * clock_limit() allows; its parameter (if any) appended to params.
+ */
+char *
+DeparseCut(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams)
+{
+	StringInfoData sql;
+	bool		integer = !cursor_is_timestamp(cfg);
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT %s FROM %s",
+					 aggregate_expr(conn, "MAX", OdbcQuoteIdent(conn, cfg->cursor_column), integer),
+					 remote_table(cfg, conn));
+	if (!integer)
+	{
+		appendStringInfoString(&sql, " WHERE ");
+		append_cut_candidate(&sql, cfg, conn);
+		params[(*nparams)++] = clock_param(conn);
+	}
+	return sql.data;
+}
+
+/*
+ * An aggregate (MIN, MAX) of an integer or timestamp column of the
+ * warehouse table, among the rows with cursor <= ? if bounded (the cut,
+ * DeparseCursorParam()).  A timestamp column's values that are no time
+ * (append_is_time(): -infinity, zero dates) are left out, and so is
+ * PostgreSQL's infinity: they are no day a first load's chunks or a window
+ * could start at (the first chunk has no lower bound, and takes them).
  */
 char *
 DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *column,
-				 bool bounded)
+				 bool integer, bool bounded)
 {
-	char	   *sql = psprintf("SELECT %s(%s) FROM %s", agg, OdbcQuoteIdent(conn, column),
-							   remote_table(cfg, conn));
+	StringInfoData sql;
+	char	   *qcol = OdbcQuoteIdent(conn, column);
 
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT %s FROM %s WHERE %s IS NOT NULL",
+					 aggregate_expr(conn, agg, qcol, integer), remote_table(cfg, conn), qcol);
 	if (bounded)
-		sql = psprintf("%s WHERE %s <= ?", sql, cursor_operand(cfg, conn));
-	return sql;
+	{
+		appendStringInfoString(&sql, " AND ");
+		append_cut_bound(&sql, cfg, conn);
+	}
+	if (!integer)
+		append_is_time(&sql, conn, qcol);
+	return sql.data;
 }
 
-/* The number of warehouse rows whose cursor is NULL, which no pull takes. */
+/*
+ * Two counts of the warehouse rows no pull takes: those whose cursor is
+ * NULL, and those of a timestamp cursor that no cut may take (later than
+ * clock_limit(), or no time: append_is_time()).  Its parameter (if any)
+ * appended to params.
+ */
 char *
-DeparseNullCursorCount(TableConfig *cfg, OdbcConn *conn)
+DeparseCursorCounts(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams)
 {
-	return psprintf("SELECT COUNT(*) FROM %s WHERE %s IS NULL", remote_table(cfg, conn),
-					OdbcQuoteIdent(conn, cfg->cursor_column));
+	StringInfoData sql;
+	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT COUNT(*) - COUNT(%s), ", qcursor);
+	if (cursor_is_timestamp(cfg))
+	{
+		appendStringInfo(&sql, "COUNT(CASE WHEN %s IS NOT NULL AND NOT (", qcursor);
+		append_cut_candidate(&sql, cfg, conn);
+		appendStringInfoString(&sql, ") THEN 1 END)");
+		params[(*nparams)++] = clock_param(conn);
+	}
+	else
+		appendStringInfoString(&sql, "0");
+	appendStringInfo(&sql, " FROM %s", remote_table(cfg, conn));
+	return sql.data;
 }
 
 /*
@@ -227,7 +463,8 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 
 	if (spec->have_cut)
 	{
-		appendStringInfo(sql, " WHERE %s <= ?", qcursor);
+		appendStringInfoString(sql, " WHERE ");
+		append_cut_bound(sql, cfg, conn);
 		params[(*nparams)++] = DeparseCursorParam(cfg, spec->cut);
 	}
 	if (slice && slice->open_lo)
@@ -248,9 +485,12 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 
 		if (spec->open_ended)
 			appendStringInfo(sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
+		else if (spec->open_below)
+			appendStringInfo(sql, " AND %s <= ?", qcol);
 		else
 			appendStringInfo(sql, " AND %s > ? AND %s <= ?", qcol, qcol);
-		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->lo)};
+		if (!spec->open_below)
+			params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->lo)};
 		if (!spec->open_ended)
 			params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->hi)};
 	}
@@ -289,7 +529,7 @@ DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 	if (spec->keys_only)
 	{
 		append_select_columns(&sql, cfg, conn, cfg->key_columns, NIL);
-		appendStringInfo(&sql, ", %s", OdbcQuoteIdent(conn, cfg->cursor_column));
+		appendStringInfo(&sql, ", %s", remote_column(cfg, conn, cfg->cursor_column));
 	}
 	else
 		append_select_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
@@ -314,8 +554,9 @@ DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
 	append_select_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
-	appendStringInfo(&sql, " FROM %s WHERE %s <= ? AND ", remote_table(cfg, conn),
-					 cursor_operand(cfg, conn));
+	appendStringInfo(&sql, " FROM %s WHERE ", remote_table(cfg, conn));
+	append_cut_bound(&sql, cfg, conn);
+	appendStringInfoString(&sql, " AND ");
 	if (single)
 		appendStringInfo(&sql, "%s IN (", OdbcQuoteIdent(conn, linitial(cfg->key_columns)));
 	else
@@ -350,8 +591,10 @@ DeparsePullCount(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *sl
 	StringInfoData sql;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT COUNT(*), MIN(%s) FROM %s",
-					 OdbcQuoteIdent(conn, cfg->cursor_column), remote_table(cfg, conn));
+	appendStringInfo(&sql, "SELECT COUNT(*), %s FROM %s",
+					 aggregate_expr(conn, "MIN", OdbcQuoteIdent(conn, cfg->cursor_column),
+									!cursor_is_timestamp(cfg)),
+					 remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
 	return sql.data;
 }
@@ -406,9 +649,8 @@ checksum_part(TableConfig *cfg, OdbcConn *conn, const char *column, const char *
 			/* their zones may differ */
 			return psprintf("COALESCE(CAST(EXTRACT(EPOCH FROM %s) AS %s), '~')", qcol, text);
 		case DATEOID:
-			return psprintf(remote ? "COALESCE(CAST(%s - DATE '2000-01-01' AS TEXT), '~')" :
-							"COALESCE(CAST(%s OPERATOR(pg_catalog.-) pg_catalog.date '2000-01-01'"
-							" AS pg_catalog.text), '~')", qcol);
+			/* both sessions write dates in ISO style (BC and infinity too) */
+			return psprintf("COALESCE(CAST(%s AS %s), '~')", qcol, text);
 		case BYTEAOID:
 			return psprintf(remote ? "COALESCE(encode(%s, 'hex'), '~')" :
 							"COALESCE(pg_catalog.encode(%s, 'hex'), '~')", qcol);
@@ -464,9 +706,9 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 		appendStringInfo(sql, " ORDER BY %s DESC) AS rn",
 						 OdbcQuoteIdent(conn, cfg->cursor_column));
 	}
-	appendStringInfo(sql, " FROM %s WHERE %s <= ?",
-					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table),
-					 cursor_operand(cfg, conn));
+	appendStringInfo(sql, " FROM %s WHERE ",
+					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
+	append_cut_bound(sql, cfg, conn);
 	params[nparams++] = DeparseCursorParam(cfg, cut);
 	/* a row without a key has no place in the copy: a bad row, not compared */
 	foreach(lc, cfg->key_columns)
@@ -494,7 +736,10 @@ DeparseVerifyDays(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cu
 	StringInfoData sql;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT CAST(d AS DATE), COUNT(*), MAX(c)%s FROM (SELECT %s AS d, %s AS c",
+	/* the day and the greatest cursor are read as text (fetch.c) */
+	appendStringInfo(&sql, "SELECT %s, COUNT(*), %s%s FROM (SELECT %s AS d, %s AS c",
+					 OdbcDriverIsPostgres(conn) ? "CAST(CAST(d AS DATE) AS text)" : "CAST(d AS DATE)",
+					 aggregate_expr(conn, "MAX", "c", !cursor_is_timestamp(cfg)),
 					 with_checksum ? ", SUM(h)" : "", OdbcQuoteIdent(conn, daycol),
 					 OdbcQuoteIdent(conn, cfg->cursor_column));
 	if (with_checksum)

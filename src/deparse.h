@@ -23,7 +23,8 @@
  *	- a cycle: cursor > prev (the delta), or event >= bound (the window);
  *	  with hot_window_check 'keys', the delta alone, and the window's keys
  *	  and cursors (window_only, keys_only) apart;
- *	- a chunk of a first load: lo <= column < hi;
+ *	- a chunk of a first load: lo <= column < hi (the first: column < hi,
+ *	  whatever lies before the smallest finite value);
  *	- the rest of a first load: column >= lo, or column is NULL;
  *	- a full pull: nothing more.
  */
@@ -40,6 +41,7 @@ typedef struct PullSpec
 	Timestamp	lo;
 	Timestamp	hi;
 	bool		open_ended;		/* the rest: no hi, and NULLs too */
+	bool		open_below;		/* the first chunk: no lo, so column < hi */
 	bool		window_only;	/* event >= bound, no delta */
 	bool		keys_only;		/* select the key columns and the cursor only */
 } PullSpec;
@@ -56,6 +58,9 @@ typedef struct PullSlice
 	bool		open_lo;
 } PullSlice;
 
+/* The most parameters of the cut's and the cursor counts' statements */
+#define CUT_MAX_PARAMS 1
+
 /* The most parameters of a pull: cut, slice (2), range or delta and window (2) */
 #define PULL_MAX_PARAMS 5
 
@@ -70,9 +75,11 @@ typedef struct PullSlice
 
 extern bool DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column);
 extern OdbcParam DeparseCursorParam(TableConfig *cfg, int64 value);
+extern char *DeparseCut(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams);
 extern char *DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
-							  const char *column, bool bounded);
-extern char *DeparseNullCursorCount(TableConfig *cfg, OdbcConn *conn);
+							  const char *column, bool integer, bool bounded);
+extern char *DeparseCursorCounts(TableConfig *cfg, OdbcConn *conn, OdbcParam *params,
+								 int *nparams);
 extern char *DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec,
 						 PullSlice *slice, OdbcParam *params, int *nparams);
 extern char *DeparsePullCount(TableConfig *cfg, OdbcConn *conn, PullSpec *spec,

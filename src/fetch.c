@@ -7,11 +7,14 @@
  * The bulk pull uses an ODBC block cursor: every column is bound to an
  * array of fixed-width slots (column-wise binding, SQL_ATTR_ROW_ARRAY_SIZE),
  * so one SQLFetch fills hundreds of rows and values are read straight from
- * the arrays, with no driver call per value.  Integers and timestamps are
- * bound in their ODBC binary forms, binary data as bytes, text the caller
- * asks for as stored as bytes too (FETCH_UTF8: SQLite's driver drops bytes
- * that are not UTF-8 on the way to UTF-16), and everything else as UTF-16
- * text (SQL_C_WCHAR).  The slots' width follows the
+ * the arrays, with no driver call per value.  Integers are bound in their
+ * ODBC binary form, binary data as bytes, text the caller asks for as
+ * stored as bytes too (FETCH_UTF8: SQLite's driver drops bytes that are
+ * not UTF-8 on the way to UTF-16), and everything else as UTF-16 text
+ * (SQL_C_WCHAR): dates and times too, so that the copy's own input
+ * functions read them (an ODBC timestamp structure has no era, no
+ * infinity and four-digit years; see deparse.c for psqlODBC).  The
+ * slots' width follows the
  * column's declared size within fixed limits, and the number of rows per
  * block follows from a fixed budget, so memory is the same whatever the
  * size of the pull.
@@ -133,9 +136,10 @@ exact_slot_width(SQLSMALLINT sql_type, SQLULEN column_size, bool binary)
 	if (is_character_type(sql_type))
 		bytes = binary ? column_size : (2 * column_size + 1) * sizeof(SQLWCHAR);
 	else if (sql_type == SQL_DECIMAL || sql_type == SQL_NUMERIC ||
-			 sql_type == SQL_TYPE_DATE || sql_type == SQL_BIT)
+			 sql_type == SQL_TYPE_DATE || sql_type == SQL_TYPE_TIMESTAMP ||
+			 sql_type == SQL_BIT)
 	{
-		/* digits, and a sign, a point or dashes */
+		/* digits, and a sign, a point, dashes or colons */
 		bytes = binary ? column_size : (column_size + 16 + 1) * sizeof(SQLWCHAR);
 	}
 	else
@@ -232,16 +236,10 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary,
 		else if ((sql_type == SQL_BIGINT && !column_is_unsigned(conn, stmt, i + 1)) ||
 				 sql_type == SQL_INTEGER || sql_type == SQL_SMALLINT || sql_type == SQL_TINYINT)
 		{
-			/* numbers and timestamps travel in binary: no text round trip */
+			/* integers travel in binary: no text round trip */
 			c->kind = FETCH_INT64;
 			c->c_type = SQL_C_SBIGINT;
 			c->width = sizeof(SQLBIGINT);
-		}
-		else if (sql_type == SQL_TYPE_TIMESTAMP)
-		{
-			c->kind = FETCH_TIMESTAMP;
-			c->c_type = SQL_C_TYPE_TIMESTAMP;
-			c->width = sizeof(SQL_TIMESTAMP_STRUCT);
 		}
 		else
 		{
@@ -413,7 +411,7 @@ FetchValue(FetchBlock *b, int row, int col, const char **data, size_t *len)
 		ind = c->ind[row];
 		if (ind == SQL_NULL_DATA)
 			return false;
-		if (c->kind == FETCH_INT64 || c->kind == FETCH_TIMESTAMP)
+		if (c->kind == FETCH_INT64)
 		{
 			*data = c->slots + (size_t) row * c->width;
 			*len = c->width;
@@ -569,13 +567,18 @@ FetchCheckComparable(const char *text, bool integer, const char *table, const ch
 }
 
 /*
- * A timestamp the warehouse gave as text (SQLite keeps them so): checked
- * to be in the form its comparisons need (when the caller names its
- * column), then read as timestamp input
- * reads it.
+ * A timestamp (or date) the warehouse gave as text, read as timestamp
+ * input reads it: ISO text under any DateStyle, a PostgreSQL warehouse's
+ * BC years too.  The text's own zone, if any, is dropped: it is the
+ * warehouse session's, the one zone-less timestamps are read in.  Not a
+ * date and time (a MariaDB zero date, an SQLite value in another form), or
+ * not finite: an error (which names the column, never the value), never a
+ * value made up.  When the caller names the
+ * column, a warehouse that compares timestamps as text (SQLite) must hold
+ * them in the one form its comparisons order as the bounds.
  */
 static Timestamp
-parse_timestamp_text(const char *text, const char *table, const char *column)
+parse_timestamp_text(OdbcConn *conn, const char *text, const char *table, const char *column)
 {
 	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
 	char	   *field[MAXDATEFIELDS];
@@ -587,73 +590,113 @@ parse_timestamp_text(const char *text, const char *table, const char *column)
 	fsec_t		fsec;
 	Timestamp	result;
 
-	if (column)
+	if (column && OdbcTimestampsAsText(conn))
 		FetchCheckComparable(text, false, table, column);
+	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) == 0 &&
+		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0 &&
+		(dtype == DTK_LATE || dtype == DTK_EARLY))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("warehouse returned a timestamp that is not finite"),
+				 column ? errdetail("Read from column \"%s\" of warehouse table \"%s\".",
+									column, table) : 0));
 	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) != 0 ||
 		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
 		dtype != DTK_DATE || tm2timestamp(&tm, fsec, NULL, &result) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
-				 errmsg("warehouse timestamp \"%s\" is not a date and time", text),
-				 errhint("SQLite keeps timestamps as text: store them as 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits.")));
+				 errmsg("warehouse returned a timestamp that is not a date and time"),
+				 column ? errdetail("Read from column \"%s\" of warehouse table \"%s\".",
+									column, table) : 0,
+				 OdbcTimestampsAsText(conn) ?
+				 errhint("SQLite keeps timestamps as text: store them as 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits.") : 0));
+	Assert(!TIMESTAMP_NOT_FINITE(result));
 	return result;
 }
 
 /*
- * Read a timestamp column as the driver's ODBC structure.  Fractions finer
- * than a microsecond are truncated, never rounded up: a cut must not move
- * past a row it has not seen.
+ * Read a date (verify()'s days) as text, as date input reads it: ISO text
+ * under any DateStyle, a PostgreSQL warehouse's BC dates and infinities
+ * (selected as text: deparse.c), SQLite's timestamps (their date).  Not a
+ * date (a MariaDB zero date): an error that does not quote the value.
+ * Returns false for SQL NULL.
  */
 bool
-FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result)
+FetchGetDate(OdbcConn *conn, SQLHSTMT stmt, int col, DateADT *result)
 {
-	return FetchGetTimestampOf(conn, stmt, col, NULL, NULL, result);
+	StringInfoData text;
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype = DTK_DATE;
+	int			tz;
+	struct pg_tm tm;
+	fsec_t		fsec;
+	bool		ok;
+
+	initStringInfo(&text);
+	if (!FetchGetText(conn, stmt, col, &text))
+	{
+		pfree(text.data);
+		return false;
+	}
+	ok = ParseDateTime(text.data, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS,
+					   &nf) == 0 &&
+		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0;
+	if (ok && dtype == DTK_LATE)
+		DATE_NOEND(*result);
+	else if (ok && dtype == DTK_EARLY)
+		DATE_NOBEGIN(*result);
+	else if (ok && dtype == DTK_DATE && IS_VALID_JULIAN(tm.tm_year, tm.tm_mon, tm.tm_mday))
+	{
+		*result = date2j(tm.tm_year, tm.tm_mon, tm.tm_mday) - POSTGRES_EPOCH_JDATE;
+		ok = IS_VALID_DATE(*result);
+	}
+	else
+		ok = false;
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+				 errmsg("warehouse returned a day that is not a date")));
+	pfree(text.data);
+	return true;
 }
 
 /*
- * FetchGetTimestamp of a value of a named warehouse column, which an
- * error about its form names.
+ * Read a timestamp value of a named warehouse column (a cut, a cursor or
+ * event aggregate) as text, parsed strictly (parse_timestamp_text()); a
+ * PostgreSQL warehouse's is selected as text (deparse.c), so that psqlODBC
+ * does not rewrite it.  Fractions finer than a microsecond (ClickHouse's
+ * DateTime64(9)) are cut, never rounded up: a cut must not move past a
+ * row it has not seen.
  */
 bool
 FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 					const char *column, Timestamp *result)
 {
-	SQL_TIMESTAMP_STRUCT ts;
-	SQLLEN		ind = 0;
-	SQLRETURN	rc;
-	struct pg_tm tm;
+	StringInfoData text;
+	bool		found;
 
-	if (OdbcTimestampsAsText(conn))
+	initStringInfo(&text);
+	found = FetchGetText(conn, stmt, col, &text);
+	if (found)
 	{
-		StringInfoData text;
-		bool		found;
+		char	   *point = strchr(text.data, '.');
 
-		/* a computed value (an aggregate) has no declared type to go by */
-		initStringInfo(&text);
-		found = FetchGetText(conn, stmt, col, &text);
-		if (found)
-			*result = parse_timestamp_text(text.data, table, column);
-		pfree(text.data);
-		return found;
+		if (point && !OdbcTimestampsAsText(conn))
+		{
+			char	   *end = point + 1;
+
+			while (*end >= '0' && *end <= '9')
+				end++;
+			if (end - point > 7)	/* more than six digits: drop the rest */
+				memmove(point + 7, end, strlen(end) + 1);
+		}
+		*result = parse_timestamp_text(conn, text.data, table, column);
 	}
-
-	rc = SQLGetData(stmt, col, SQL_C_TYPE_TIMESTAMP, &ts, sizeof(ts), &ind);
-	OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "reading a timestamp from the warehouse");
-	if (ind == SQL_NULL_DATA)
-		return false;
-
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = ts.year;
-	tm.tm_mon = ts.month;
-	tm.tm_mday = ts.day;
-	tm.tm_hour = ts.hour;
-	tm.tm_min = ts.minute;
-	tm.tm_sec = ts.second;
-	if (tm2timestamp(&tm, ts.fraction / 1000, NULL, result) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp from the warehouse is out of range")));
-	return true;
+	pfree(text.data);
+	return found;
 }
 
 /* Read an integer column.  Returns false for SQL NULL. */

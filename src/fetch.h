@@ -14,6 +14,8 @@
 
 #include "postgres.h"
 
+#include "utils/date.h"
+
 #include "odbc.h"
 
 typedef struct FetchBlock FetchBlock;
@@ -24,7 +26,6 @@ typedef enum FetchKind
 	FETCH_TEXT,					/* UTF-16 code units */
 	FETCH_BINARY,				/* bytes */
 	FETCH_INT64,				/* an SQLBIGINT */
-	FETCH_TIMESTAMP,			/* an SQL_TIMESTAMP_STRUCT */
 	FETCH_UTF8					/* text as the bytes the warehouse stores,
 								 * not yet checked to be UTF-8 */
 } FetchKind;
@@ -38,7 +39,7 @@ extern bool FetchValue(FetchBlock *block, int row, int col, const char **data,
 extern bool FetchNextRow(OdbcConn *conn, SQLHSTMT stmt);
 extern int	FetchResultColumns(OdbcConn *conn, SQLHSTMT stmt);
 extern bool FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf);
-extern bool FetchGetTimestamp(OdbcConn *conn, SQLHSTMT stmt, int col, Timestamp *result);
+extern bool FetchGetDate(OdbcConn *conn, SQLHSTMT stmt, int col, DateADT *result);
 extern bool FetchGetInt(OdbcConn *conn, SQLHSTMT stmt, int col, int64 *result);
 extern bool FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 								const char *column, Timestamp *result);

@@ -646,14 +646,21 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	 * server's setting) the digits would be read here in the server
 	 * option's zone, hours off.  The session takes the option's zone, the
 	 * one treble_sync reads its timestamps in; zone-less timestamps do not
-	 * change with it.  The zone goes as a bound parameter.
+	 * change with it.  The zone goes as a bound parameter.  Date and time
+	 * columns are pulled as their text (deparse.c): it is written in ISO
+	 * style and the postgres interval style whatever the warehouse's
+	 * defaults, which the copy's input functions read under any DateStyle,
+	 * and a timestamptz's text carries its offset.
 	 */
 	if (OdbcDriverIsPostgres(conn))
 	{
 		OdbcParam	zone = {ODBC_PARAM_TEXT, 0, OdbcServerTimezone(server)};
 		SQLHSTMT	stmt = OdbcAllocStatement(conn);
 
-		OdbcExecute(conn, stmt, "SELECT pg_catalog.set_config('TimeZone', ?, false)", 1, &zone);
+		OdbcExecute(conn, stmt,
+					"SELECT pg_catalog.set_config('TimeZone', ?, false),"
+					" pg_catalog.set_config('DateStyle', 'ISO', false),"
+					" pg_catalog.set_config('IntervalStyle', 'postgres', false)", 1, &zone);
 		OdbcFreeStatement(conn, stmt);
 	}
 
@@ -792,10 +799,16 @@ timestamp_to_odbc(Timestamp ts, SQL_TIMESTAMP_STRUCT *out)
 	struct pg_tm tm;
 	fsec_t		fsec;
 
-	if (TIMESTAMP_NOT_FINITE(ts) || timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+	/*
+	 * A cut is finite and within the warehouse's clock (deparse.c), and
+	 * bounds derive from it; a year before 1 has no ODBC form.
+	 */
+	if (TIMESTAMP_NOT_FINITE(ts) || timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0 ||
+		tm.tm_year < 1 || tm.tm_year > 9999)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range for the warehouse")));
+				 errmsg("timestamp out of range for the warehouse"),
+				 errdetail("A bound of a remote statement must lie between the years 1 and 9999.")));
 	out->year = tm.tm_year;
 	out->month = tm.tm_mon;
 	out->day = tm.tm_mday;
@@ -1110,6 +1123,13 @@ bool
 OdbcDriverIsSqlite(OdbcConn *conn)
 {
 	return driver_is(conn, DRIVER_SQLITE);
+}
+
+/* Whether the warehouse is MariaDB or MySQL, through either's driver. */
+bool
+OdbcDriverIsMysql(OdbcConn *conn)
+{
+	return driver_is(conn, DRIVER_MARIADB) || driver_is(conn, DRIVER_MYSQL);
 }
 
 /* Whether the warehouse is PostgreSQL reached through psqlODBC. */

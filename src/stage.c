@@ -240,58 +240,6 @@ check_text_bytes(const char *p, size_t len)
 	return BAD_VALUE_NONE;
 }
 
-/* Append n digits of v, zero-padded. */
-static inline char *
-put_digits(char *out, unsigned int v, int n)
-{
-	for (int i = n - 1; i >= 0; i--)
-	{
-		out[i] = '0' + v % 10;
-		v /= 10;
-	}
-	return out + n;
-}
-
-/*
- * Append an ODBC timestamp as ISO text, to the microsecond: finer
- * fractions are cut, never rounded up.
- */
-static void
-append_copy_timestamp(StringInfo line, const SQL_TIMESTAMP_STRUCT *ts)
-{
-	unsigned int usec = ts->fraction / 1000;
-	char	   *out;
-
-	if (ts->year < 1 || ts->year > 9999)
-	{
-		appendStringInfo(line, "%04d-%02u-%02u %02u:%02u:%02u.%06u%s",
-						 ts->year < 1 ? 1 - ts->year : ts->year, ts->month, ts->day,
-						 ts->hour, ts->minute, ts->second, usec,
-						 ts->year < 1 ? " BC" : "");
-		return;
-	}
-	enlargeStringInfo(line, 27);
-	out = line->data + line->len;
-	out = put_digits(out, ts->year, 4);
-	*out++ = '-';
-	out = put_digits(out, ts->month, 2);
-	*out++ = '-';
-	out = put_digits(out, ts->day, 2);
-	*out++ = ' ';
-	out = put_digits(out, ts->hour, 2);
-	*out++ = ':';
-	out = put_digits(out, ts->minute, 2);
-	*out++ = ':';
-	out = put_digits(out, ts->second, 2);
-	if (usec)
-	{
-		*out++ = '.';
-		out = put_digits(out, usec, 6);
-	}
-	line->len = out - line->data;
-	line->data[line->len] = '\0';
-}
-
 /* Add the rows and bytes read since the last report to the progress. */
 static void
 report_progress(void)
@@ -328,11 +276,6 @@ append_masked(int col, const char *data, size_t len)
 		case FETCH_INT64:
 			enlargeStringInfo(&feed->plain, MAXINT8LEN + 1);
 			feed->plain.len = pg_lltoa(*(const SQLBIGINT *) data, feed->plain.data);
-			text = feed->plain.data;
-			text_len = feed->plain.len;
-			break;
-		case FETCH_TIMESTAMP:
-			append_copy_timestamp(&feed->plain, (const SQL_TIMESTAMP_STRUCT *) data);
 			text = feed->plain.data;
 			text_len = feed->plain.len;
 			break;
@@ -489,9 +432,6 @@ next_row:
 				enlargeStringInfo(&feed->line, MAXINT8LEN + 1);
 				feed->line.len += pg_lltoa(*(const SQLBIGINT *) data,
 										   feed->line.data + feed->line.len);
-				break;
-			case FETCH_TIMESTAMP:
-				append_copy_timestamp(&feed->line, (const SQL_TIMESTAMP_STRUCT *) data);
 				break;
 			case FETCH_UTF8:
 				append_copy_text(&feed->line, data, len);

@@ -40,6 +40,12 @@ bool		treble_sync_verify_checksum = true;
 /* treble_sync.lock_timeout (ms): a cycle waits this long for a lock; 0 forever */
 int			treble_sync_lock_timeout = 60 * 1000;
 
+/*
+ * treble_sync.cursor_max_lead (seconds): a timestamp cursor further than
+ * this ahead of the warehouse's own clock is never a cut
+ */
+int			treble_sync_cursor_max_lead = 24 * 60 * 60;
+
 /* treble_sync.worker_start_timeout (ms): wait this long for a worker slot */
 bool		treble_sync_read_ahead = true;
 int			treble_sync_worker_start_timeout = 5 * 60 * 1000;
@@ -124,5 +130,20 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	/*
+	 * Superusers only (or roles granted SET on it): a larger lead lets a
+	 * row stamped far in the future become the cut of every table the
+	 * cycles run, and the watermark then stops every later row.
+	 */
+	DefineCustomIntVariable("treble_sync.cursor_max_lead",
+							"How far ahead of the warehouse's clock a timestamp cursor may be and still be part of a cut.",
+							"Rows whose cursor is later than the warehouse's clock plus this, "
+							"or not finite, are left out of the cut and the pull, and reported.",
+							&treble_sync_cursor_max_lead,
+							24 * 60 * 60, 0, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

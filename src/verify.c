@@ -80,9 +80,7 @@ remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
 		Timestamp	ts;
 		StringInfoData buf;
 
-		a->null_day = !FetchGetTimestamp(conn, stmt, 1, &ts);
-		if (!a->null_day)
-			a->day = DatumGetDateADT(DirectFunctionCall1(timestamp_date, TimestampGetDatum(ts)));
+		a->null_day = !FetchGetDate(conn, stmt, 1, &a->day);
 		FetchGetInt(conn, stmt, 2, &a->rows);
 		if (cfg->cursor_kind == CURSOR_INTEGER)
 		{
@@ -91,7 +89,7 @@ remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
 			if (FetchGetInt(conn, stmt, 3, &v))
 				a->max_cursor = psprintf(INT64_FORMAT, v);
 		}
-		else if (FetchGetTimestamp(conn, stmt, 3, &ts))
+		else if (FetchGetTimestampOf(conn, stmt, 3, NULL, NULL, &ts))
 			a->max_cursor = CycleFormatTimestamp(ts);
 		if (with_checksum)
 		{

@@ -82,6 +82,7 @@ typedef struct WorkerSlot
 	int			run_retention;	/* takes over (a SET does not reach it otherwise) */
 	int			lock_timeout;
 	bool		read_ahead;
+	int			cursor_max_lead;
 	int64		run_id;			/* set by the worker once its run row exists */
 	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
 	char		blockers[LOCKWAIT_BLOCKERS_LEN];	/* who the worker last waited for */
@@ -410,6 +411,7 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 	run->slot->run_retention = treble_sync_run_retention;
 	run->slot->lock_timeout = treble_sync_lock_timeout;
 	run->slot->read_ahead = treble_sync_read_ahead;
+	run->slot->cursor_max_lead = treble_sync_cursor_max_lead;
 
 	WorkerDescribe(&bgw, "treble_sync_worker_main",
 					psprintf("treble_sync cycle of table id %d", run->table_id));
@@ -1521,6 +1523,8 @@ treble_sync_worker_main(Datum main_arg)
 	set_lock_timeout(slot->lock_timeout);
 	SetConfigOption("treble_sync.read_ahead", slot->read_ahead ? "on" : "off",
 					PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", slot->cursor_max_lead),
+					PGC_SUSET, PGC_S_SESSION);
 
 	if (begin_run(slot, &cfg, &tag, cxt))
 	{

@@ -13,6 +13,9 @@
 #   integers    a text value in an INTEGER cursor fails the cycle the same way
 #   NULL cursor rows without a cursor are counted in the run
 #               (rows_null_cursor) and named in its warnings
+#   stamps      cursors no cut may take ('infinity', the year 9999) are left
+#               out and named in the warnings, later rows still arrive; odd
+#               text in a TIMESTAMP data column is a bad row
 #   text bytes  (ClickHouse, when its warehouse runs) a String that is not
 #               UTF-8, or holds a NUL, is a bad row naming the column, never
 #               a changed value: 'a' 0xFF 'b' is not 'ab', under every
@@ -116,6 +119,30 @@ check "rows with a NULL cursor are counted and reported" \
     "success|1|1|1 row with a NULL cursor \"synced_at\" is not synced" \
     "$(q -c "SELECT status, rows_inserted, rows_null_cursor, warnings FROM treble_sync.sync_table('times')")"
 check "and the row is not in the copy" "0" "$(q -c "SELECT count(*) FROM times WHERE id = 6")"
+
+# --- stamps no cut may take: 'infinity' (sorts after every digit) and the
+# year 9999 are left out and reported, every cycle, and rows stamped later
+# still arrive; odd text in a data column is a bad row, not a changed value
+wh <<'SQL'
+DROP TABLE IF EXISTS stamps;
+CREATE TABLE stamps (id INTEGER, at TIMESTAMP, synced_at TIMESTAMP);
+INSERT INTO stamps VALUES (1, '2026-11-28 10:00:00', datetime('now', '-2 hours')),
+    (2, '2026-11-28 10:00:00', 'infinity'), (3, '2026-11-28 10:00:00', '9999-12-31 23:59:59'),
+    (4, 'not a date', datetime('now', '-2 hours'));
+SQL
+q -c "SET client_min_messages = warning" \
+  -c "SELECT name FROM treble_sync.add_table('stamps', 'w', key_columns => '{id}', on_bad_row => 'skip', max_bad_row_ratio => 1)" >/dev/null
+check "stamps beyond the clock are left out and reported; odd text is a bad row" \
+    "success|1|1|2 rows with a cursor \"synced_at\" beyond the warehouse's clock or not a time are not synced" \
+    "$(q -c "SELECT status, rows_inserted, rows_bad, warnings FROM treble_sync.sync_table('stamps')")"
+wh <<<"INSERT INTO stamps VALUES (5, '2026-11-29 10:00:00', datetime('now', '-1 hour'));"
+check "the next cycle still takes a later row" \
+    "success|1|2 rows with a cursor \"synced_at\" beyond the warehouse's clock or not a time are not synced" \
+    "$(q -c "SELECT status, rows_inserted, warnings FROM treble_sync.sync_table('stamps')")"
+check "the copy holds the rows with a time" "1,5" \
+    "$(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM stamps")"
+check "and its watermark is not in the future" "t" \
+    "$(q -c "SELECT watermark::timestamp < localtimestamp + interval '1 day' FROM treble_sync.tables WHERE name = 'stamps'")"
 
 # --- a text value in an INTEGER cursor
 wh <<'SQL'

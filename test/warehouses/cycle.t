@@ -40,6 +40,8 @@
 #   limits      MariaDB (read in blocks sized from the declared sizes):
 #               values as long as their columns allow, in characters that
 #               take two UTF-16 units, and BIGINT UNSIGNED at its maximum
+#   zero dates  MariaDB: '0000-00-00' and '2026-02-00' as data are bad rows;
+#               as a cursor, like a stamp in 2999, left out and reported
 #   large pulls 150,000 rows over 300 days, loaded, then all corrected:
 #               through a driver that cannot stream (MariaDB 3.1.15,
 #               SQLite) both pulls go in slices of at most 100,000 rows,
@@ -363,6 +365,7 @@ SQL
     other_modes
     [[ $W == sqlite ]] && timestamps_not_text
     [[ $W == mariadb ]] && values_at_their_limits
+    [[ $W == mariadb ]] && zero_dates
     [[ $W == sqlite ]] && missing_file
     [[ $W == clickhouse ]] && clickhouse_specifics
     [[ $W == postgresql ]] && session_time_zone
@@ -597,6 +600,35 @@ SQL
     check "$W: values at their declared limits arrive whole" \
         "(1,\"\",,-0.0000000001,\"2026-11-29 10:00:00.999999\")|(2,,é,,\"2026-11-29 10:00:01\")|(18446744073709551615,🚀🚀,abc,12345678901234567890.0123456789,\"2026-11-29 10:00:00.000001\")" \
         "$(q -c "SELECT string_agg(t::text, '|' ORDER BY id) FROM limits t")"
+}
+
+# MariaDB zero dates: as data a bad row, never a BC date or another day;
+# as a cursor no time, left out of the cut and reported with the stamps
+# beyond the warehouse's clock (the year 2999), while later rows arrive.
+zero_dates() {
+    wh <<'SQL'
+SET SESSION sql_mode = '';
+DROP TABLE IF EXISTS zeros;
+CREATE TABLE zeros (id INT NOT NULL, at DATETIME(6), day DATE, synced_at DATETIME(6));
+INSERT INTO zeros VALUES (1, '2026-11-28 12:34:56.789012', '2026-11-28', NOW(6) - INTERVAL 2 HOUR),
+                         (2, '0000-00-00 00:00:00', '2026-11-28', NOW(6) - INTERVAL 2 HOUR),
+                         (3, '2026-11-28 00:00:00', '2026-02-00', NOW(6) - INTERVAL 2 HOUR),
+                         (4, '2026-11-28 00:00:00', '2026-11-28', '0000-00-00 00:00:00'),
+                         (5, '2026-11-28 00:00:00', '2026-11-28', '2999-01-01 00:00:00'),
+                         (6, '0001-01-01 00:00:00', '1000-01-01', NOW(6) - INTERVAL 2 HOUR);
+SQL
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('zeros', 'w', key_columns => '{id}',
+                                                on_bad_row => 'skip', max_bad_row_ratio => 1)" >/dev/null
+    check "$W: zero dates are bad rows; zero and far-future cursors are left out and reported" \
+        "success|2|2|2 rows with a cursor \"synced_at\" beyond the warehouse's clock or not a time are not synced" \
+        "$(q -c "SELECT status, rows_inserted, rows_bad, warnings FROM treble_sync.sync_table('zeros')")"
+    check "$W: the rows with dates land exactly" \
+        "(1,\"2026-11-28 12:34:56.789012\",2026-11-28)|(6,\"0001-01-01 00:00:00\",1000-01-01)" \
+        "$(q -c "SET datestyle = ISO" -c "SELECT string_agg((id, at, day)::text, '|' ORDER BY id) FROM zeros")"
+    wh <<<"INSERT INTO zeros VALUES (7, NULL, NULL, NOW(6) - INTERVAL 1 HOUR);"
+    check "$W: a later row still arrives" "success|1" \
+        "$(q -c "SELECT status, rows_inserted FROM treble_sync.sync_table('zeros')")"
 }
 
 # A warehouse file that is not there is an error, and is not created.
@@ -884,8 +916,11 @@ SQL
         sqlite)     wh <<<"UPDATE big_sends SET campaign = campaign || ' ✓', synced_at = strftime('%Y-%m-%d %H:%M:%f', synced_at, '+1 year');" ;;
         clickhouse) wh <<<"UPDATE big_sends SET campaign = concat(campaign, ' ✓'), synced_at = synced_at + INTERVAL 1 YEAR WHERE 1;" ;;
     esac
+    # stamped up to a year ahead of the warehouse's clock: a cut takes them
+    # only with treble_sync.cursor_max_lead raised past that
     check "$W: a delta of 150,000 corrections succeeds" "success 150000" \
-        "$(q -F ' ' -c "SELECT status, rows_updated FROM treble_sync.sync_table('big_sends')")"
+        "$(q -F ' ' -c "SET treble_sync.cursor_max_lead = '3650d'" \
+                    -c "SELECT status, rows_updated FROM treble_sync.sync_table('big_sends')")"
     check "$W: and arrives whole" "150000 2027-11-29 12:00:00" \
         "$(q -F ' ' -c "SELECT count(*) FILTER (WHERE campaign LIKE '% ✓'), max(synced_at) FROM big_sends")"
     q -c "ALTER DATABASE ts_$W RESET log_min_messages"
