@@ -293,7 +293,7 @@ run_table() {
         else
             problem "repair: ${run:0:300}"
         fi
-        if [[ $HISTORY == 1 ]]; then
+        if [[ $HISTORY == 1 && $(q -c "SELECT watermark IS NOT NULL FROM treble_sync.tables WHERE name = '$NAME'") == t ]]; then
             out=$(q -F ' ' -f "$GEN/history.sql" 2>&1)
             [[ -z $out ]] || problem "as_of at the watermark differs from the copy: ${out:0:500}"
         fi
