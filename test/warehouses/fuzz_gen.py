@@ -64,6 +64,30 @@ BYTES = [b'', b'\x00', b'\xff\xfe', b'\x00\x01\x02\xff', b'\\x00', b'\\', b'text
          b'\r\n\t', b'\x80', b'\xc3\x28']
 
 
+# Value classes that TS_FUZZ_KNOWN (comma-separated) leaves out while the
+# fix of a known failure is pending; each names what it leaves out.
+GATES = {
+    'bc': 'PostgreSQL: BC, +-infinity and year 10000+ dates and timestamps',
+    'sqlite-bytes': 'SQLite: invalid UTF-8 and NUL in text',
+    'null-key': 'NULL keys (verify raises the bad-row error)',
+    'money': 'PostgreSQL: money',
+    'mariadb-nul': 'MariaDB: NUL in text',
+    'mariadb-float': 'MariaDB: FLOAT columns',
+    'sqlite-real': 'SQLite: REAL values of 16 and 17 significant digits',
+    'clickhouse-names': "ClickHouse: names holding a quote, an apostrophe, ? or {fn ...}",
+    'sqlite-names': 'SQLite: names holding a character beyond the Basic Multilingual Plane',
+    'key-scale': 'a numeric key written again with another scale',
+    'clickhouse-decimal-zero': 'ClickHouse: a zero Decimal with a scale',
+}
+KNOWN = set(x for x in os.environ.get('TS_FUZZ_KNOWN', '').split(',') if x)
+for _g in KNOWN - set(GATES):
+    sys.exit('fuzz_gen.py: unknown TS_FUZZ_KNOWN class %r (known: %s)' % (_g, ', '.join(sorted(GATES))))
+
+
+def gated(g):
+    return g in KNOWN
+
+
 def trunc_day(t):
     return t.replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -94,9 +118,13 @@ class Gen:
     def name(self, plain):
         if self.chance(0.5):
             cands = [n for n in NAMES if n.lower() not in self.used]
+            if self.wh == 'clickhouse' and gated('clickhouse-names'):
+                cands = [n for n in cands if not any(x in n for x in '"\'?{')]
             if self.wh == 'mariadb':
-                # MariaDB names: no trailing space, at most 64 characters
-                cands = [n for n in cands if '\n' not in n and '\t' not in n]
+                # MariaDB names: no newline or tab, no character beyond the BMP
+                cands = [n for n in cands if '\n' not in n and '\t' not in n and max(map(ord, n)) < 0x10000]
+            if self.wh == 'sqlite' and gated('sqlite-names'):
+                cands = [n for n in cands if max(map(ord, n)) < 0x10000]
             if cands:
                 n = self.pick(cands)
                 self.used.add(n.lower())
@@ -186,6 +214,8 @@ class Gen:
                 f = '9' * scale
                 return self.pick(['', '-']) + m + ('.' + f if scale else '')
             if r < 0.45:
+                if self.wh == 'clickhouse' and gated('clickhouse-decimal-zero'):
+                    return '0.' + '0' * (scale - 1) + '1' if scale else '1'
                 return '0' if not scale else self.pick(['0.' + '0' * (scale - 1) + '1', '-0.' + '0' * scale])
             i = self.rng.randint(0, 10 ** min(ip, 15) - 1) if ip else 0
             f = ''.join(str(self.rng.randint(0, 9)) for _ in range(scale))
@@ -213,10 +243,11 @@ class Gen:
 
     def texts(self, maxlen=None, exotic_bytes=False, nul=False):
         def g():
-            if exotic_bytes and self.chance(0.15):
+            if exotic_bytes and self.chance(0.15) and not (self.wh == 'sqlite' and gated('sqlite-bytes')):
                 return self.pick([b'a\xffb', b'\xff', b'\xc3', b'\xed\xa0\x80 surrogate', b'\xc0\x80 overlong',
                                   b'ok \xf4\x90\x80\x80 beyond'])
-            if nul and self.chance(0.1):
+            if nul and self.chance(0.1) and not (self.wh == 'sqlite' and gated('sqlite-bytes')) \
+                    and not (self.wh == 'mariadb' and gated('mariadb-nul')):
                 return self.pick([b'a\x00b', b'\x00', b'nul at end\x00'])
             s = self.pick(TEXTS)
             if maxlen is not None:
@@ -258,6 +289,11 @@ class Gen:
                         '294276-12-31 23:59:59.999999', 'infinity', '-infinity', '2026-11-01 06:00:00.000001']
             d_edges = ['4713-01-01 BC', '0001-01-01 BC', '0001-01-01', '2000-02-29', '9999-12-31',
                        '10000-01-01', '5874897-12-31', 'infinity', '-infinity']
+            if gated('bc'):
+                ts_edges = [e for e in ts_edges if not (e.endswith('BC') or e.endswith('infinity') or
+                                                        len(e.split('-')[0]) > 4)]
+                d_edges = [e for e in d_edges if not (e.endswith('BC') or e.endswith('infinity') or
+                                                      len(e.split('-')[0]) > 4)]
             opts = [
                 ('smallint', 'int', self.ints(-2 ** 15, 2 ** 15 - 1)),
                 ('integer', 'int', self.ints(-2 ** 31, 2 ** 31 - 1)),
@@ -283,6 +319,8 @@ class Gen:
                 ('money', 'num', lambda: self.pick(['-92233720368547758.08', '92233720368547758.07',
                                                     '0.01', '1.10', '0.00', '-1.00'])),
             ]
+            if gated('money'):
+                opts = [o for o in opts if o[0] != 'money']
             exprs = {'text': "encode(convert_to({c}, 'UTF8'), 'hex')", 'bytes': "encode({c}, 'hex')",
                      'money': '{c}::numeric::text'}
         elif w == 'mariadb':
@@ -312,6 +350,8 @@ class Gen:
                                              '2024-02-29', '2026-00-00'])),
                 ('DATETIME(%d)' % p, 'ts', self.stamps(ts_edges, p)),
             ]
+            if gated('mariadb-float'):
+                opts = [o for o in opts if o[0] != 'FLOAT']
             exprs = {'text': 'HEX({c})', 'bytes': 'HEX({c})', 'f4': 'CAST(CAST({c} AS DOUBLE) AS CHAR)'}
         elif w == 'sqlite':
             ts_edges = ['0000-01-01 00:00:00', '0001-01-01 00:00:00', '9999-12-31 23:59:59.999999',
@@ -332,6 +372,16 @@ class Gen:
                 ('DATE', 'date', self.dates(['0001-01-01', '9999-12-31', '2024-02-29', '0000-01-01'])),
                 ('TIMESTAMP', 'ts', self.stamps(ts_edges, p)),
             ]
+            if gated('sqlite-real'):
+                # 15 significant digits at most
+                opts = [(a, b, c) if a != 'REAL' else
+                        (a, b, lambda: self.pick(['1.79769313486231e308', '1e-300', '1e999', '-1e999', '0.1',
+                                                  '-1.5', '123456789012345']))
+                        for a, b, c in opts]
+                opts = [(a, b, c) if a != 'DECIMAL(10,2)' else
+                        (a, b, lambda: self.pick(['1.50', '1.5000', '-0.01', '0', '12345678.99', 'NaN',
+                                                  '1' + '0' * 40, '123456789012345678901234567890.5', 'abc']))
+                        for a, b, c in opts]
             exprs = {'text': 'hex({c})', 'bytes': 'hex({c})',
                      'f8': "CASE typeof({c}) WHEN 'real' THEN printf('%!.17g', {c}) ELSE CAST({c} AS TEXT) END",
                      'int': 'CAST({c} AS TEXT)', 'numv': 'CAST({c} AS TEXT)', 'date': 'CAST({c} AS TEXT)',
@@ -442,7 +492,7 @@ def main():
                 'clickhouse': 'DateTime64(6)'}[wh]
     ev_date = g.chance(0.3)
     ev_decl = {'postgresql': ('timestamp(3)', 'date'), 'mariadb': ('DATETIME(3)', 'DATE'),
-               'sqlite': ('TIMESTAMP', 'DATE'), 'clickhouse': ('DateTime64(3)', 'Date32')}[wh][ev_date]
+               'sqlite': ('TIMESTAMP', 'DATE'), 'clickhouse': ('DateTime64(3)', 'Date')}[wh][ev_date]
     ts_expr = {'postgresql': '{c}::text', 'mariadb': 'CAST({c} AS CHAR)', 'sqlite': 'CAST({c} AS TEXT)',
                'clickhouse': '{c}'}[wh]
     cur = Col(cur_name, cur_decl, 'ts', None, ts_expr)
@@ -486,7 +536,7 @@ def main():
 
     def new_row():
         k = next(fresh)
-        if g.chance(0.03) and policy != 'fail':
+        if g.chance(0.03) and policy != 'fail' and not gated('null-key'):
             k = None        # a NULL key: a bad row
         r = {'k': k, 'ts': tick(), 'ev': event(), 'v': values(), 'sane': True}
         if g.chance(0.05):
@@ -513,7 +563,7 @@ def main():
                 # a second row of a key; a numeric key written with another scale
                 r = g.pick(live)
                 k = r['k']
-                if key.kind in ('num', 'numv') and g.chance(0.7):
+                if key.kind in ('num', 'numv') and g.chance(0.7) and not gated('key-scale'):
                     k = g.rescale(k)
                 nr = {'k': k, 'ts': tick(), 'ev': event(), 'v': values(), 'sane': True}
                 # the key's older rows stay, under the copy's equality they are one key
