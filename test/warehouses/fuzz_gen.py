@@ -290,8 +290,9 @@ class Gen:
             d_edges = ['4713-01-01 BC', '0001-01-01 BC', '0001-01-01', '2000-02-29', '9999-12-31',
                        '10000-01-01', '5874897-12-31', 'infinity', '-infinity']
             if gated('bc'):
+                # (9999-12-31 23:59:59.999999 rounds to year 10000 below 6 fraction digits)
                 ts_edges = [e for e in ts_edges if not (e.endswith('BC') or e.endswith('infinity') or
-                                                        len(e.split('-')[0]) > 4)]
+                                                        len(e.split('-')[0]) > 4 or e.startswith('9999'))]
                 d_edges = [e for e in d_edges if not (e.endswith('BC') or e.endswith('infinity') or
                                                       len(e.split('-')[0]) > 4)]
             opts = [
@@ -543,7 +544,8 @@ def main():
             r['ev'] = None
             r['sane'] = False
         rows.append(r)
-        return ('insert', r)
+        # a snapshot: later changes of the row are statements of their own
+        return ('insert', dict(r))
 
     steps.append([new_row() for _ in range(n0)])
     for _ in range(cycles):
@@ -558,7 +560,7 @@ def main():
                 old = r['ts']
                 r['ts'] = tick()
                 r['v'] = values()
-                st.append(('update', old, r))
+                st.append(('update', old, dict(r)))
             elif x < 0.8:
                 # a second row of a key; a numeric key written with another scale
                 r = g.pick(live)
@@ -568,7 +570,7 @@ def main():
                 nr = {'k': k, 'ts': tick(), 'ev': event(), 'v': values(), 'sane': True}
                 # the key's older rows stay, under the copy's equality they are one key
                 rows.append(nr)
-                st.append(('insert', nr))
+                st.append(('insert', dict(nr)))
             else:
                 cands = [r for r in live if r['sane']]
                 if cands:
