@@ -78,6 +78,7 @@ GATES = {
     'sqlite-names': 'SQLite: names holding a character beyond the Basic Multilingual Plane',
     'key-scale': 'a numeric key written again with another scale',
     'clickhouse-decimal-zero': 'ClickHouse: a zero Decimal with a scale',
+    'clickhouse-text': "ClickHouse: the texts 'NULL' and '\\N', and a text that begins with U+FEFF",
 }
 KNOWN = set(x for x in os.environ.get('TS_FUZZ_KNOWN', '').split(',') if x)
 for _g in KNOWN - set(GATES):
@@ -250,6 +251,8 @@ class Gen:
                     and not (self.wh == 'mariadb' and gated('mariadb-nul')):
                 return self.pick([b'a\x00b', b'\x00', b'nul at end\x00'])
             s = self.pick(TEXTS)
+            while self.wh == 'clickhouse' and gated('clickhouse-text') and (s in ('NULL', '\\N') or s.startswith('\ufeff')):
+                s = self.pick(TEXTS)
             if maxlen is not None:
                 s = s[:maxlen]
             return s
@@ -447,6 +450,8 @@ class Gen:
             pool = [-2 ** 63, 2 ** 63 - 1, 0, -1, 1, 2 ** 31, -2 ** 31 - 1]
         elif kind == 'text':
             pool = TEXTS + ['abc', 'ABC', 'Abc', 'abc ', 'ß', 'SS', 'é', 'e\u0301']
+            if self.wh == 'clickhouse' and gated('clickhouse-text'):
+                pool = [x for x in pool if x not in ('NULL', '\\N') and not x.startswith('\ufeff')]
         else:
             pool = ['1.50', '-1.50', '0', '-0.001', '1' + '0' * 30, '0.' + '0' * 30 + '1', '1e-3', '12.3400']
         while len(out) < n:
