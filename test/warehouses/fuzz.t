@@ -40,6 +40,8 @@
 #                   the PENDING list below; none: every class
 #   TS_FUZZ_LOG     a file that gets one line per failed check (for a
 #                   long run's tally)
+#   TS_FUZZ_TAG     a word that keeps this run's databases and warehouse
+#                   tables apart from another run's at the same time
 #   TS_WAREHOUSES   which warehouses (postgresql mariadb sqlite clickhouse)
 #
 # Replay one table: TS_FUZZ_SEED=N TS_FUZZ_FIRST=T TS_FUZZ_TABLES=1
@@ -64,6 +66,8 @@ PENDING=bc,sqlite-bytes,null-key,money,key-scale,mariadb-nul,mariadb-float,sqlit
 TS_FUZZ_KNOWN=${TS_FUZZ_KNOWN-$PENDING}
 [[ $TS_FUZZ_KNOWN == none ]] && TS_FUZZ_KNOWN=
 export TS_FUZZ_KNOWN
+# another run at once (TS_FUZZ_TAG=x): its own databases and warehouse tables
+DBP=ts_fuzz${TS_FUZZ_TAG:+_$TS_FUZZ_TAG}
 LOG=${TS_FUZZ_LOG:-/dev/null}
 export PGTZ=UTC
 
@@ -78,7 +82,7 @@ TMP=$(mktemp -d)
 echo "# seed $SEED (replay: TS_FUZZ_SEED=$SEED TS_FUZZ_TABLES=$TABLES TS_FUZZ_FIRST=$FIRST${TS_FUZZ_KNOWN:+ TS_FUZZ_KNOWN=$TS_FUZZ_KNOWN} prove -v test/warehouses/fuzz.t)"
 [[ -n $TS_FUZZ_KNOWN ]] && echo "# value classes left out (TS_FUZZ_KNOWN): $TS_FUZZ_KNOWN"
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "ts_fuzz_$W" "$@"; }
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "${DBP}_$W" "$@"; }
 
 wh() {
     case $W in
@@ -111,8 +115,8 @@ crashed() {
 }
 
 setup_db() {
-    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ts_fuzz_$W" \
-        -c "CREATE DATABASE ts_fuzz_$W" >/dev/null
+    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" \
+        -c "CREATE DATABASE ${DBP}_$W" >/dev/null
     q <<SQL
 SET client_min_messages = warning;
 CREATE EXTENSION treble_sync;
@@ -340,7 +344,7 @@ for W in "${WAREHOUSES[@]}"; do
 done
 for W in "${WAREHOUSES[@]}"; do
     [[ -n ${TS_FUZZ_KEEP:-} ]] ||
-        psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ts_fuzz_$W" >/dev/null
+        psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" >/dev/null
 done
 echo "# seed $SEED"
 echo "1..$n"

@@ -491,6 +491,9 @@ def main():
     g = Gen(seed, table, wh)
     rng = g.rng
     tname = g.name('fz_%d' % table)
+    # another run at once against the same warehouses uses other names
+    if os.environ.get('TS_FUZZ_TAG'):
+        tname = tname[:20] + os.environ['TS_FUZZ_TAG']
     key = g.key_col(g.name('k'))
     cur_name = g.name('synced_at')
     ev_name = g.name('ev')
