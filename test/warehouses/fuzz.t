@@ -140,6 +140,9 @@ END
 -- (fuzz_gen.py's dump): '!' and the text when it is no value of its kind
 -- (a zero date, invalid UTF-8 stays hex, so it is never equal to a copy's).
 CREATE FUNCTION fz_canon(kind text, v text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS \$\$
+DECLARE
+    m bigint;
+    e int;
 BEGIN
     IF v IS NULL OR v = 'N' THEN
         RETURN NULL;
@@ -151,7 +154,19 @@ BEGIN
         WHEN 'num' THEN RETURN v::numeric::text;
         WHEN 'numv' THEN RETURN trim_scale(v::numeric)::text;
         WHEN 'f4' THEN RETURN v::float8::float4::text;
-        WHEN 'f8' THEN RETURN v::float8::text;
+        WHEN 'f8' THEN
+            -- SQLite's ieee754(M,E): the double M * 2^E, exactly
+            IF v ~ '^ieee754\(' THEN
+                m := split_part(substr(v, 9), ',', 1)::bigint;
+                e := rtrim(split_part(v, ',', 2), ')')::int;
+                IF m = 0 THEN RETURN '0'; END IF;
+                IF e < -1075 THEN RETURN '-0'; END IF;
+                IF e >= 972 AND abs(m) = 4503599627370496 THEN
+                    RETURN CASE WHEN m > 0 THEN 'Infinity' ELSE '-Infinity' END;
+                END IF;
+                RETURN (m::float8 * power(2::float8, e))::text;
+            END IF;
+            RETURN v::float8::text;
         WHEN 'text', 'bytes' THEN RETURN lower(v);
         WHEN 'date' THEN RETURN v::date::text;
         -- finer than microseconds is cut (docs/limits.md), not rounded

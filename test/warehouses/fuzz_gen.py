@@ -387,7 +387,8 @@ class Gen:
                                                   '1' + '0' * 40, '123456789012345678901234567890.5', 'abc']))
                         for a, b, c in opts]
             exprs = {'text': 'hex({c})', 'bytes': 'hex({c})',
-                     'f8': "CASE typeof({c}) WHEN 'real' THEN printf('%!.17g', {c}) ELSE CAST({c} AS TEXT) END",
+                     # the exact double (SQLite's printf rounds past 15 digits)
+                     'f8': "CASE typeof({c}) WHEN 'real' THEN ieee754({c}) ELSE CAST({c} AS TEXT) END",
                      'int': 'CAST({c} AS TEXT)', 'numv': 'CAST({c} AS TEXT)', 'date': 'CAST({c} AS TEXT)',
                      'ts': 'CAST({c} AS TEXT)'}
         else:
