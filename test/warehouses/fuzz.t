@@ -62,7 +62,7 @@ SEED=${TS_FUZZ_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}
 # The value classes whose known failures are being fixed: left out by
 # default until each fix is merged (then its name leaves this list). Every
 # one of them fails on its own; TS_FUZZ_KNOWN=none runs them all.
-PENDING=bc,sqlite-bytes,null-key,money,key-scale,mariadb-nul,mariadb-float,sqlite-real,sqlite-names,clickhouse-names,clickhouse-decimal-zero,clickhouse-text
+PENDING=bc,sqlite-bytes,null-key,money,key-scale,mariadb-nul,mariadb-float,sqlite-real,sqlite-names,clickhouse-names,clickhouse-decimal-scale,clickhouse-text,sqlite-plane16
 TS_FUZZ_KNOWN=${TS_FUZZ_KNOWN-$PENDING}
 [[ $TS_FUZZ_KNOWN == none ]] && TS_FUZZ_KNOWN=
 export TS_FUZZ_KNOWN
@@ -282,7 +282,9 @@ run_table() {
         return 1
     fi
     if ! out=$(q -f "$GEN/add.sql" 2>&1); then
-        problem "add_table: ${out:0:300}"
+        # a registration refused loudly changes nothing: noted, not a failure
+        echo "#   (add_table refused: $(grep -m1 ERROR <<<"$out" | sed 's/.*ERROR: *//' | head -c 200))"
+        echo "$W table $t: add_table refused: $(grep -m1 ERROR <<<"$out" | head -c 200)" >>"$LOG.failed"
     else
         sync "first load"
         for ((i = 1; i <= CYCLES; i++)); do

@@ -77,7 +77,8 @@ GATES = {
     'clickhouse-names': "ClickHouse: names holding a quote, an apostrophe, ? or {fn ...}",
     'sqlite-names': 'SQLite: names holding a character beyond the Basic Multilingual Plane',
     'key-scale': 'a numeric key written again with another scale',
-    'clickhouse-decimal-zero': 'ClickHouse: a zero Decimal with a scale',
+    'clickhouse-decimal-scale': 'ClickHouse: a Decimal whose last fraction digits are zeros',
+    'sqlite-plane16': 'SQLite: U+10FFFF in text',
     'clickhouse-text': "ClickHouse: the texts 'NULL' and '\\N', and a text that begins with U+FEFF",
 }
 KNOWN = set(x for x in os.environ.get('TS_FUZZ_KNOWN', '').split(',') if x)
@@ -194,6 +195,17 @@ class Gen:
 
     def nums(self, prec, scale):
         """numeric(prec, scale) values (prec None: unconstrained)"""
+        g0 = self.nums0(prec, scale)
+        if not (self.wh == 'clickhouse' and gated('clickhouse-decimal-scale') and scale):
+            return g0
+
+        def g():
+            # the last fraction digit not zero
+            v = g0()
+            return v[:-1] + str(self.rng.randint(1, 9))
+        return g
+
+    def nums0(self, prec, scale):
         def g():
             r = self.rng.random()
             if prec is None:
@@ -215,8 +227,6 @@ class Gen:
                 f = '9' * scale
                 return self.pick(['', '-']) + m + ('.' + f if scale else '')
             if r < 0.45:
-                if self.wh == 'clickhouse' and gated('clickhouse-decimal-zero'):
-                    return '0.' + '0' * (scale - 1) + '1' if scale else '1'
                 return '0' if not scale else self.pick(['0.' + '0' * (scale - 1) + '1', '-0.' + '0' * scale])
             i = self.rng.randint(0, 10 ** min(ip, 15) - 1) if ip else 0
             f = ''.join(str(self.rng.randint(0, 9)) for _ in range(scale))
@@ -251,7 +261,8 @@ class Gen:
                     and not (self.wh == 'mariadb' and gated('mariadb-nul')):
                 return self.pick([b'a\x00b', b'\x00', b'nul at end\x00'])
             s = self.pick(TEXTS)
-            while self.wh == 'clickhouse' and gated('clickhouse-text') and (s in ('NULL', '\\N') or s.startswith('\ufeff')):
+            while (self.wh == 'clickhouse' and gated('clickhouse-text') and (s in ('NULL', '\\N') or s.startswith('\ufeff'))
+                   or self.wh == 'sqlite' and gated('sqlite-plane16') and '\U0010ffff' in s):
                 s = self.pick(TEXTS)
             if maxlen is not None:
                 s = s[:maxlen]
@@ -453,6 +464,8 @@ class Gen:
             pool = TEXTS + ['abc', 'ABC', 'Abc', 'abc ', 'ß', 'SS', 'é', 'e\u0301']
             if self.wh == 'clickhouse' and gated('clickhouse-text'):
                 pool = [x for x in pool if x not in ('NULL', '\\N') and not x.startswith('\ufeff')]
+            if self.wh == 'sqlite' and gated('sqlite-plane16'):
+                pool = [x for x in pool if '\U0010ffff' not in x]
         else:
             pool = ['1.50', '-1.50', '0', '-0.001', '1' + '0' * 30, '0.' + '0' * 30 + '1', '1e-3', '12.3400']
         while len(out) < n:
