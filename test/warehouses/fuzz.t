@@ -62,7 +62,7 @@ SEED=${TS_FUZZ_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}
 # The value classes whose known failures are being fixed: left out by
 # default until each fix is merged (then its name leaves this list). Every
 # one of them fails on its own; TS_FUZZ_KNOWN=none runs them all.
-PENDING=bc,sqlite-bytes,null-key,money,key-scale,mariadb-nul,mariadb-float,sqlite-real,sqlite-names,clickhouse-names,clickhouse-decimal-scale,clickhouse-text,sqlite-plane16
+PENDING=bc,sqlite-bytes,null-key,money,key-scale,mariadb-nul,mariadb-float,sqlite-real,sqlite-names,clickhouse-names,clickhouse-decimal-scale,clickhouse-text,sqlite-plane16,clickhouse-bytes,clickhouse-nanos,mariadb-zero-date
 TS_FUZZ_KNOWN=${TS_FUZZ_KNOWN-$PENDING}
 [[ $TS_FUZZ_KNOWN == none ]] && TS_FUZZ_KNOWN=
 export TS_FUZZ_KNOWN
@@ -221,7 +221,7 @@ SQL
 
 # one table; its TAP line, with diagnostics; returns 1 when it failed
 run_table() {
-    local t=$1 GEN=$TMP/$W/$1 problems=() clean=1 out run status err wm0 wm1 d0 d1 i replay
+    local t=$1 GEN=$TMP/$W/$1 problems=() clean=1 any_failed=0 out run status err wm0 wm1 d0 d1 i replay
     mkdir -p "$GEN"
     replay="TS_FUZZ_SEED=$SEED TS_FUZZ_FIRST=$t TS_FUZZ_TABLES=1 TS_WAREHOUSES=$W${TS_FUZZ_KNOWN:+ TS_FUZZ_KNOWN=$TS_FUZZ_KNOWN}"
     if ! python3 "$HERE/fuzz_gen.py" "$GEN" "$SEED" "$t" "$W"; then
@@ -263,6 +263,7 @@ run_table() {
         err=${run#*$'\t'}
         if [[ $status == failed ]]; then
             clean=0
+            any_failed=1
             wm1=$(q -c "SELECT coalesce(watermark, 'none') FROM treble_sync.tables WHERE name = '$NAME'")
             d1=$(q -f "$GEN/digest.sql")
             echo "$W table $t: $what failed: $err" >>"$LOG.failed"
@@ -311,6 +312,10 @@ run_table() {
             d1=$(q -f "$GEN/digest.sql")
             echo "#   (repair failed: ${run#*$'\t'})"
             [[ $d0 == "$d1" ]] || problem "repair failed and changed the copy: ${run:0:300}"
+        elif [[ $any_failed == 1 ]]; then
+            # after a failed cycle the copy lacks what that cycle would
+            # have brought: repair of one day cannot be compared whole
+            :
         elif [[ ${run%%$'\t'*} == success || ${run%%$'\t'*} == empty ]]; then
             local before=$clean
             compare "repair of $REPAIR_DAY"

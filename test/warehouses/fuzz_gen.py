@@ -79,7 +79,10 @@ GATES = {
     'key-scale': 'a numeric key written again with another scale',
     'clickhouse-decimal-scale': 'ClickHouse: a Decimal whose last fraction digits are zeros',
     'sqlite-plane16': 'SQLite: U+10FFFF in text',
-    'clickhouse-text': "ClickHouse: the texts 'NULL' and '\\N', and a text that begins with U+FEFF",
+    'clickhouse-text': "ClickHouse: the texts 'NULL' and '\\N', texts that begin with U+FEFF or begin or end with a space",
+    'clickhouse-bytes': 'ClickHouse: invalid UTF-8 and NUL in String',
+    'clickhouse-nanos': 'ClickHouse: DateTime64 of 7 to 9 fraction digits',
+    'mariadb-zero-date': 'MariaDB: zero dates and dates with a zero month or day',
 }
 KNOWN = set(x for x in os.environ.get('TS_FUZZ_KNOWN', '').split(',') if x)
 for _g in KNOWN - set(GATES):
@@ -254,14 +257,16 @@ class Gen:
 
     def texts(self, maxlen=None, exotic_bytes=False, nul=False):
         def g():
-            if exotic_bytes and self.chance(0.15) and not (self.wh == 'sqlite' and gated('sqlite-bytes')):
+            if exotic_bytes and self.chance(0.15) and not (self.wh == 'sqlite' and gated('sqlite-bytes')) \
+                    and not (self.wh == 'clickhouse' and gated('clickhouse-bytes')):
                 return self.pick([b'a\xffb', b'\xff', b'\xc3', b'\xed\xa0\x80 surrogate', b'\xc0\x80 overlong',
                                   b'ok \xf4\x90\x80\x80 beyond'])
             if nul and self.chance(0.1) and not (self.wh == 'sqlite' and gated('sqlite-bytes')) \
+                    and not (self.wh == 'clickhouse' and gated('clickhouse-bytes')) \
                     and not (self.wh == 'mariadb' and gated('mariadb-nul')):
                 return self.pick([b'a\x00b', b'\x00', b'nul at end\x00'])
             s = self.pick(TEXTS)
-            while (self.wh == 'clickhouse' and gated('clickhouse-text') and (s in ('NULL', '\\N') or s.startswith('\ufeff'))
+            while (self.wh == 'clickhouse' and gated('clickhouse-text') and (s in ('NULL', '\\N') or s.startswith('\ufeff') or s.strip(' ') != s)
                    or self.wh == 'sqlite' and gated('sqlite-plane16') and '\U0010ffff' in s):
                 s = self.pick(TEXTS)
             if maxlen is not None:
@@ -365,6 +370,13 @@ class Gen:
                                              '2024-02-29', '2026-00-00'])),
                 ('DATETIME(%d)' % p, 'ts', self.stamps(ts_edges, p)),
             ]
+            if gated('mariadb-zero-date'):
+                ts_edges = [e for e in ts_edges if '-00' not in e[:10]]
+                opts = [(a, b, c) if a != 'DATE' else
+                        (a, b, self.dates(['1000-01-01', '0001-01-01', '9999-12-31', '2024-02-29']))
+                        for a, b, c in opts]
+                opts = [(a, b, c) if not a.startswith('DATETIME') else (a, b, self.stamps(ts_edges, p))
+                        for a, b, c in opts]
             if gated('mariadb-float'):
                 opts = [o for o in opts if o[0] != 'FLOAT']
             exprs = {'text': 'HEX({c})', 'bytes': 'HEX({c})', 'f4': 'CAST(CAST({c} AS DOUBLE) AS CHAR)'}
@@ -405,7 +417,7 @@ class Gen:
         else:
             ts_edges = ['1900-01-01 00:00:00', '2299-12-31 23:59:59.999999', '1970-01-01 00:00:00',
                         '2026-11-01 06:00:00.000001', '1969-12-31 23:59:59.999999']
-            q = self.rng.randint(0, 9)
+            q = self.rng.randint(0, 6 if gated('clickhouse-nanos') else 9)
             opts = [
                 ('Int8', 'int', self.ints(-128, 127)), ('UInt8', 'int', self.ints(0, 255)),
                 ('Int16', 'int', self.ints(-2 ** 15, 2 ** 15 - 1)), ('UInt16', 'int', self.ints(0, 2 ** 16 - 1)),
@@ -463,7 +475,7 @@ class Gen:
         elif kind == 'text':
             pool = TEXTS + ['abc', 'ABC', 'Abc', 'abc ', 'ß', 'SS', 'é', 'e\u0301']
             if self.wh == 'clickhouse' and gated('clickhouse-text'):
-                pool = [x for x in pool if x not in ('NULL', '\\N') and not x.startswith('\ufeff')]
+                pool = [x for x in pool if x not in ('NULL', '\\N') and not x.startswith('\ufeff') and x.strip(' ') == x]
             if self.wh == 'sqlite' and gated('sqlite-plane16'):
                 pool = [x for x in pool if '\U0010ffff' not in x]
         else:
