@@ -494,6 +494,8 @@ class Gen:
                 continue
             if kind == 'text' and self.wh == 'mariadb' and (v.rstrip(' ') != v or '\n' in v):
                 continue
+            if kind == 'text' and self.wh == 'clickhouse' and gated('clickhouse-text') and v.strip(' ') != v:
+                continue
             seen.add(ident)
             out.append(v)
         return out
