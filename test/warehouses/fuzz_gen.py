@@ -82,6 +82,7 @@ GATES = {
     'clickhouse-text': "ClickHouse: the texts 'NULL' and '\\N', texts that begin with U+FEFF or begin or end with a space",
     'clickhouse-bytes': 'ClickHouse: invalid UTF-8 and NUL in String',
     'clickhouse-nanos': 'ClickHouse: DateTime64 of 7 to 9 fraction digits',
+    'int-cursor': 'integer cursors (from their extremes)',
     'mariadb-zero-date': 'MariaDB: zero dates and dates with a zero month or day',
 }
 KNOWN = set(x for x in os.environ.get('TS_FUZZ_KNOWN', '').split(',') if x)
@@ -544,13 +545,30 @@ def main():
     check = rng.choice(['keys', 'rows'])
     cycles = rng.randint(1, 3)
     name = 'fz_%s_%d' % (wh, table)
+    # now and then an integer cursor (no history: it needs a time), from
+    # its extremes
+    int_cursor = not history and g.chance(0.25) and not gated('int-cursor')
+    if int_cursor:
+        cur.decl = {'postgresql': 'bigint', 'mariadb': 'BIGINT', 'sqlite': 'INTEGER', 'clickhouse': 'Int64'}[wh]
+        cur.kind = 'int'
+        cur.wh_expr = {'postgresql': '{c}::text', 'mariadb': 'CAST({c} AS CHAR)', 'sqlite': 'CAST({c} AS TEXT)',
+                       'clickhouse': '{c}'}[wh]
+        g.summary.append('cursor ' + cur.decl)
+    counter = [rng.choice([-2 ** 63, -2 ** 63 + 1, -2 ** 31, 0, 2 ** 63 - 400])]
 
     # -- rows: dicts column name -> literal value (None = NULL)
     clock = [BASE + dt.timedelta(days=table % 20)]
 
     def tick():
         clock[0] += dt.timedelta(seconds=rng.randint(1, 600), microseconds=rng.randint(0, 999999))
+        if int_cursor:
+            v = counter[0]
+            counter[0] += rng.randint(1, 3)
+            return str(v)
         return clock[0].strftime('%Y-%m-%d %H:%M:%S.%f')
+
+    def curlit(v):
+        return v if int_cursor else "'%s'" % v
 
     def event():
         e = clock[0] - dt.timedelta(seconds=rng.randint(0, 2 * 86400))
@@ -627,7 +645,7 @@ def main():
                            g.lit_text(v) if key.kind == 'text' else
                            ("'%s'" % v if key.kind in ('num', 'numv') else str(v)))
             elif c is cur:
-                out.append("'%s'" % r['ts'])
+                out.append(curlit(r['ts']))
             elif c is ev:
                 out.append('NULL' if r['ev'] is None else "'%s'" % r['ev'])
             else:
@@ -661,13 +679,13 @@ def main():
             if s[0] == 'update':
                 r = s[2]
                 sets = ['%s = %s' % (qc(c), g.lit(c, r['v'][c.name])) for c in vals]
-                sets.append("%s = '%s'" % (qc(cur), r['ts']))
+                sets.append("%s = %s" % (qc(cur), curlit(r['ts'])))
                 if wh == 'clickhouse':
-                    out.append("ALTER TABLE %s UPDATE %s WHERE %s = '%s';\n" % (qt, ', '.join(sets), qc(cur), s[1]))
+                    out.append("ALTER TABLE %s UPDATE %s WHERE %s = %s;\n" % (qt, ', '.join(sets), qc(cur), curlit(s[1])))
                 else:
-                    out.append("UPDATE %s SET %s WHERE %s = '%s';\n" % (qt, ', '.join(sets), qc(cur), s[1]))
+                    out.append("UPDATE %s SET %s WHERE %s = %s;\n" % (qt, ', '.join(sets), qc(cur), curlit(s[1])))
             elif s[0] == 'delete':
-                out.append("DELETE FROM %s WHERE %s = '%s';\n" % (qt, qc(cur), s[1]))
+                out.append("DELETE FROM %s WHERE %s = %s;\n" % (qt, qc(cur), curlit(s[1])))
         if ins:
             out.append('INSERT INTO %s (%s) VALUES\n  %s;\n' % (qt, ', '.join(qc(c) for c in order),
                                                               ',\n  '.join(ins)))
@@ -719,9 +737,9 @@ def main():
 CREATE TEMP TABLE raw (%(raw_cols)s);
 \copy raw FROM '%(dir)s/wh.tsv'
 CREATE TEMP TABLE exp AS
-SELECT %(typed_key)s AS tk, (c0 = 'N') AS null_key, fz_canon('ts', c%(curi)d) AS cur, %(canon)s FROM raw;
+SELECT %(typed_key)s AS tk, (c0 = 'N') AS null_key, fz_canon(%(curkind)s, c%(curi)d) AS cur, %(canon)s FROM raw;
 CREATE TEMP TABLE want AS
-SELECT DISTINCT ON (tk) * FROM exp WHERE cur IS NOT NULL AND tk IS NOT NULL ORDER BY tk, fz_cur(cur) DESC;
+SELECT DISTINCT ON (tk) * FROM exp WHERE cur IS NOT NULL AND tk IS NOT NULL ORDER BY tk, %(curorder)s DESC;
 CREATE TEMP TABLE got AS SELECT %(copy_key)s AS tk, %(copy_canon)s FROM %(local)s;
 CREATE TEMP TABLE diff AS
 SELECT coalesce(e.tk::text, c.tk::text) AS k, 'row' AS col,
@@ -755,7 +773,8 @@ SELECT 'VERDICT',
               (SELECT n FROM skipped), (SELECT count(*) FROM want)),
        (SELECT count(*) FROM bad) + (SELECT count(*) FROM unkeyed) + (SELECT count(*) FROM q);
 """ % dict(raw_cols=raw_cols, dir=d, typed_key=typed_key, curi=curi, canon=canon, copy_key=copy_key,
-           copy_canon=copy_canon, local=local, cmp_cols=cmp_cols, name=sl(name), policy=sl(policy)))
+           copy_canon=copy_canon, local=local, cmp_cols=cmp_cols, name=sl(name), policy=sl(policy),
+           curkind=sl(cur.kind), curorder='fz_key_num(cur)' if int_cursor else 'fz_cur(cur)'))
 
     cols_sql = ', '.join(pg_qi(c.name) for c in order)
     write('history.sql', """SET client_min_messages = warning;
