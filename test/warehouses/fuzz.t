@@ -32,7 +32,7 @@
 # "server process ... was terminated").
 #
 #   TS_FUZZ_SEED    the seed (random if unset; printed either way)
-#   TS_FUZZ_TABLES  tables per warehouse (4)
+#   TS_FUZZ_TABLES  tables per warehouse (3)
 #   TS_FUZZ_FIRST   the number of the first table (0): with TS_FUZZ_TABLES=1,
 #                   replays one table
 #   TS_FUZZ_KNOWN   value classes left out while their fix is pending,
@@ -56,7 +56,7 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 read -r -a WAREHOUSES <<<"${TS_WAREHOUSES:-postgresql mariadb sqlite clickhouse}"
-TABLES=${TS_FUZZ_TABLES:-4}
+TABLES=${TS_FUZZ_TABLES:-3}
 FIRST=${TS_FUZZ_FIRST:-0}
 SEED=${TS_FUZZ_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}
 # The value classes whose known failures are being fixed: left out by
