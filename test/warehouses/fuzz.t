@@ -88,7 +88,7 @@ wh() {
     case $W in
         postgresql)
             PGOPTIONS="-c client_min_messages=warning" \
-                psql -X -q -At -F $'\t' -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@" ;;
+                psql -X -q -At -F $'\t' -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh ;;
         mariadb)
             mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" \
                 -uroot -N -B wh ;;
@@ -254,7 +254,7 @@ run_table() {
         fi
     }
     sync() {
-        local what=$1 args
+        local what=$1
         wm0=$(q -c "SELECT coalesce(watermark, 'none') FROM treble_sync.tables WHERE name = '$NAME'")
         d0=$(q -f "$GEN/digest.sql")
         run=$(q -F $'\t' -c "SELECT status, coalesce(replace(split_part(error, E'\n', 1), E'\t', ' '), '')
@@ -336,7 +336,8 @@ run_table() {
         problem "THE SERVER CRASHED: ${out:0:500}"
     fi
     [[ -n ${TS_FUZZ_KEEP:-} ]] || wh <<<"DROP TABLE IF EXISTS $(sed -n 's/^DROP TABLE IF EXISTS \(.*\);$/\1/p' "$GEN/wh_create.sql");" >/dev/null 2>&1
-    local label="$W table $t ($POLICY, $CHECK$( ((HISTORY)) && echo ', history'), $CYCLES cycles: $SUMMARY)"
+    local label
+    label="$W table $t ($POLICY, $CHECK$( ((HISTORY)) && echo ', history'), $CYCLES cycles: $SUMMARY)"
     if ((${#problems[@]} == 0)); then
         ok "$label"
         [[ -n ${TS_FUZZ_KEEP:-} ]] || rm -rf "$GEN"

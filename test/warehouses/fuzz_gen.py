@@ -541,7 +541,6 @@ def main():
     cur = Col(cur_name, cur_decl, 'ts', None, ts_expr)
     ev = Col(ev_name, ev_decl, 'date' if ev_date else 'ts', None, ts_expr)
     vals = [g.value_col(g.name('v%d' % i)) for i in range(rng.randint(1, 6))]
-    cols = [key, cur, ev] + vals
     rng.shuffle(vals)
     order = [key] + vals[:len(vals) // 2] + [ev, cur] + vals[len(vals) // 2:]
 
