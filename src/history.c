@@ -853,6 +853,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	SecurityState state;
 	CycleResult result;
 	int64		run_id;
+	MemoryContext caller_cxt;
 
 	RecoveryRequirePrimary("rewind()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
@@ -887,11 +888,15 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	result.watermark_from = cfg->watermark;
 
 	SecurityBecomeOwner(cfg, &state);
+	caller_cxt = CurrentMemoryContext;
 	SPI_connect();
 	rewinding = true;
 	PG_TRY();
 	{
-		result.watermark_to = rewind_copy(cfg, to, run_id, &result);
+		char	   *watermark = rewind_copy(cfg, to, run_id, &result);
+
+		/* made in SPI's memory, which SPI_finish() frees */
+		result.watermark_to = watermark ? MemoryContextStrdup(caller_cxt, watermark) : NULL;
 	}
 	PG_FINALLY();
 	{

@@ -36,18 +36,28 @@
 #include "cycle.h"
 #include "load.h"
 #include "progress.h"
+#include "security.h"
 
 /*
  * Commit the work so far and go on in a new transaction, whose now() is
  * the time it starts (a background worker has no statements to set it).
+ * The owner's security-restricted context of the cycle may not outlive a
+ * transaction (SecurityEndCycle): it is left before the commit and taken
+ * again in the new transaction.
  */
 static void
 next_transaction(void)
 {
+	Oid			userid;
+	int			sec_context;
+
+	GetUserIdAndSecContext(&userid, &sec_context);
+	SecurityEndCycle();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	SetUserIdAndSecContext(userid, sec_context);
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
 

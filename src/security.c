@@ -333,16 +333,20 @@ SecurityRestore(SecurityState *state)
 	SetUserIdAndSecContext(state->saved_userid, state->saved_sec_context);
 }
 
+/* the identity a cycle's transaction started with (SecurityEndCycle) */
+static Oid	cycle_saved_userid = InvalidOid;
+static int	cycle_saved_sec_context = 0;
+
 /*
  * In a worker (a cycle's, or a chunk helper), at the start of each
  * attempt's transaction: act as the registration's owner inside a
- * security-restricted operation, with search_path pinned, for the rest of
- * the process, once the copy and its history table are checked to be the
- * owner's under a lock held to the end of the transaction
- * (check_owned_locked).  The temporary namespace (where the staging table
- * lives) is made first, as the owner: a restricted operation may not make
- * it.  A transaction that aborts returns to the identity it started with,
- * so every attempt calls this.
+ * security-restricted operation, with search_path pinned, until
+ * SecurityEndCycle just before the transaction commits, once the copy and
+ * its history table are checked to be the owner's under a lock held to the
+ * end of the transaction (check_owned_locked).  The temporary namespace
+ * (where the staging table lives) is made first, as the owner: a
+ * restricted operation may not make it.  A transaction that aborts returns
+ * to the identity it started with, so every attempt calls this.
  */
 void
 SecurityBeginCycle(TableConfig *cfg)
@@ -352,6 +356,7 @@ SecurityBeginCycle(TableConfig *cfg)
 	Oid			temp_toast_ns;
 
 	check_owned_locked(cfg, true);
+	GetUserIdAndSecContext(&cycle_saved_userid, &cycle_saved_sec_context);
 	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE);
 	GetTempNamespaceState(&temp_ns, &temp_toast_ns);
 	if (!OidIsValid(temp_ns))
@@ -359,6 +364,20 @@ SecurityBeginCycle(TableConfig *cfg)
 	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	SetConfigOption("search_path", SECURITY_SEARCH_PATH, PGC_USERSET, PGC_S_SESSION);
+}
+
+/*
+ * In a worker, just before the transaction of a SecurityBeginCycle
+ * commits: give back the identity the transaction started with, as a
+ * commit does not (an abort does).  A security-restricted context must not
+ * outlive its transaction: the next one to start (the temporary namespace's
+ * removal when the worker exits, at the latest) would begin inside it.
+ */
+void
+SecurityEndCycle(void)
+{
+	Assert(OidIsValid(cycle_saved_userid));
+	SetUserIdAndSecContext(cycle_saved_userid, cycle_saved_sec_context);
 }
 
 /*

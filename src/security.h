@@ -31,6 +31,7 @@ extern Oid	SecurityRelationOwner(Oid relid);
 extern void SecurityBecomeOwner(struct TableConfig *cfg, SecurityState *state);
 extern void SecurityRestore(SecurityState *state);
 extern void SecurityBeginCycle(struct TableConfig *cfg);
+extern void SecurityEndCycle(void);
 extern void SecurityBeginReader(struct TableConfig *cfg);
 extern void SecurityCreateTempTable(const char *sql);
 extern int	SecurityPinSearchPath(void);

@@ -987,6 +987,7 @@ begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *prog
 static void
 end_cycle(OdbcConn *conn, ErrorContextCallback *errcallback)
 {
+	SecurityEndCycle();
 	commit_transaction();
 	ProgressEnd();
 	OdbcDisconnect(conn);
