@@ -82,9 +82,9 @@ wh <<'SQL'
 INSERT INTO times VALUES (2, 'secret two', '2026-11-28T11:00:00Z');
 SQL
 out=$(q -c "SELECT status, error FROM treble_sync.sync_table('times')")
-check "a cut in another form fails the cycle, naming the column and the form found" \
+check "a cut in another form fails the cycle, naming the column, not the value" \
 "failed|warehouse column \"synced_at\" of table \"times\" holds a timestamp in a form that cannot be compared
-DETAIL: Found \"2026-11-28T11:00:00Z\". SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop.
+DETAIL: SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop.
 $HINT" "$out"
 check "the error holds none of the row's other values" "0" \
     "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE error LIKE '%secret%'")"
@@ -106,7 +106,7 @@ INSERT INTO times VALUES (5, 'five', '2026-11-29 09:00:00');
 SQL
 out=$(q -c "SELECT status, split_part(error, E'\n', 2) FROM treble_sync.sync_table('times')")
 check "a value in another form inside a pull fails the cycle too" \
-    "failed|DETAIL: Found \"2026-11-28 13:00:00+00:00\". SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop." \
+    "failed|DETAIL: SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop." \
     "$out"
 check "and nothing of it was applied" "1,2,3 2026-11-28 12:00:00" \
     "$(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM times") $(watermark times)"
