@@ -1,8 +1,9 @@
--- Rows the copy cannot take: fail (the default) names table, key, column
--- and reason; quarantine keeps them aside and applies the rest; skip
--- counts them; above max_bad_row_ratio the whole cycle fails. Rows without
--- a cursor are counted, and a cursor in a form that cannot be compared
--- (SQLite keeps any value in any column) fails the cycle.
+-- Rows the copy cannot take: fail (the default) names table, row, column
+-- and reason, keeping the row in the quarantine; quarantine keeps them
+-- aside and applies the rest; skip counts them; above max_bad_row_ratio
+-- the whole cycle fails. Rows without a cursor are counted, and a cursor
+-- in a form that cannot be compared (SQLite keeps any value in any column)
+-- fails the cycle.
 SET datestyle = ISO;
 SELECT dir AS wh_dir FROM regress_wh \gset
 \setenv TS_REGRESS_WH :wh_dir/wh.db
