@@ -48,12 +48,17 @@ GRANT pg_read_all_stats TO sec_vl_stats;
 SQL
 map_reader sec_vl_owner wh >/dev/null
 whq <<SQL
-DROP TABLE IF EXISTS sec_vl_orders, sec_vl_nokey;
+DROP TABLE IF EXISTS sec_vl_orders, sec_vl_chunked;
 CREATE TABLE sec_vl_orders (order_code text, code text, amount text, scheduled_at timestamp, synced_at timestamp);
 INSERT INTO sec_vl_orders SELECT '$KEYMARK-' || g, '$VALMARK-' || g, g::text,
     timestamp '2026-11-27' + g * interval '1 hour', timestamp '2026-11-28 10:00' FROM generate_series(1, 40) g;
 -- the bad value: not a number
 UPDATE sec_vl_orders SET amount = '$VALMARK-bad' WHERE order_code = '$KEYMARK-21';
+CREATE TABLE sec_vl_chunked (order_code text, amount text, synced_at timestamp);
+INSERT INTO sec_vl_chunked SELECT '$KEYMARK-' || g, g::text, timestamp '2026-11-20' + g * interval '1 hour'
+FROM generate_series(1, 200) g;
+UPDATE sec_vl_chunked SET amount = '$VALMARK-bad' WHERE order_code = '$KEYMARK-150';
+DROP TABLE IF EXISTS sec_vl_nokey;
 CREATE TABLE sec_vl_nokey (id text, code text, synced_at timestamp);
 INSERT INTO sec_vl_nokey VALUES ('$KEYMARK-1', '$VALMARK-1', '2026-11-28'), (NULL, '$VALMARK-2', '2026-11-28');
 SQL
@@ -104,11 +109,23 @@ SELECT name FROM treble_sync.add_table('sec_vl_orders', 'wh', key_columns => '{o
     event_column => 'scheduled_at', local_table => 'sec_vl_orders');
 SELECT name FROM treble_sync.add_table('sec_vl_nokey', 'wh', key_columns => '{id}',
     local_table => 'sec_vl_nokey');
+CREATE TABLE sec_vl_chunked (order_code text PRIMARY KEY, amount numeric, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('sec_vl_chunked', 'wh', key_columns => '{order_code}',
+    local_table => 'sec_vl_chunked', initial_chunk => '1 day', parallel => 3);
 SQL
 
 # 'fail': the bad row fails the cycle
 owner -c "SELECT status FROM treble_sync.sync_table('sec_vl_orders')"
 ran "on_bad_row 'fail': the cycle failed" sec_vl_orders failed
+# a chunked first load, with helpers, fails on a bad row in one chunk
+owner -c "SELECT status FROM treble_sync.sync_table('sec_vl_chunked')"
+ran "a chunked first load failed on the bad row" sec_vl_chunked failed
+check "its error names the row by position, and its quarantine row" 1 \
+    "$(sq -c "SELECT count(*) FROM treble_sync.runs WHERE table_name = 'sec_vl_chunked'
+              AND error LIKE '%row % of the pull%quarantine_id %'")"
+check "the chunk's bad row is kept in the quarantine, for its owner" 1 \
+    "$(as sec_vl_owner -c "SELECT count(*) FROM treble_sync.quarantine WHERE table_name = 'sec_vl_chunked'
+                             AND key = '$KEYMARK-150' AND raw_value = '$VALMARK-bad' AND failed_run")"
 # a NULL key fails its cycle
 owner -c "SELECT status FROM treble_sync.sync_table('sec_vl_nokey')"
 ran "a NULL key: the cycle failed" sec_vl_nokey failed
