@@ -6,7 +6,8 @@
 # that names a row:
 #
 #   - a bad value under each on_bad_row policy ('fail', 'quarantine' over
-#     and under max_bad_row_ratio, 'skip'), a NULL key, a NULL cursor;
+#     and under max_bad_row_ratio, 'skip'), in a chunked first load with
+#     helpers, a NULL key, a NULL cursor;
 #   - a failing quality check ('error' and 'warn'), schema drift;
 #   - verify() and repair() of a day the copy lost a row of;
 #
