@@ -135,6 +135,7 @@ static const char *const bad_value_reasons[] = {
 };
 
 static char *line_key(const char *line, int len);
+static char *line_field(const char *line, int len, int col);
 static void bad_row(const char *line, const char *column, const char *reason, bool null_key);
 static void send_null_key(int col);
 static void send_bad_value(int col, BadValue why);
@@ -305,28 +306,44 @@ append_masked(int col, const char *data, size_t len)
 }
 
 /*
+ * on_bad_row 'fail' and a row (line, len) with a value that cannot be
+ * carried in column col, the row-th of the pull: fail the cycle naming the
+ * row's position, the column and the reason, never the key or the value
+ * (the error goes to the run log and the server log, which roles read that
+ * may not read the copy).  The row is noted in the attempt, for the worker
+ * to keep in the quarantine with the failed run.
+ */
+static void
+fail_on_bad_value(const char *line, int len, int col, BadValue why, int64 row)
+{
+	Assert(why > BAD_VALUE_NONE && why < (int) lengthof(bad_value_reasons));
+	(void) AttemptNoteBadRow(line_key(line, len), feed->names[col],
+							 feed->is_masked[col] ? "(masked)" : line_field(line, len, col),
+							 bad_value_reasons[why],
+							 feed->cursor_col >= 0 ? line_field(line, len, feed->cursor_col) : NULL);
+	ereport(ERROR,
+			(errcode(why == BAD_VALUE_EVENT_FORM ? ERRCODE_INVALID_DATETIME_FORMAT :
+					 ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+			 errmsg("bad row in warehouse table \"%s\": row " INT64_FORMAT " of the pull, column \"%s\": %s",
+					feed->cfg->remote_table, row, feed->names[col], bad_value_reasons[why]),
+			 errdetail("Nothing of this cycle was applied."),
+			 errhint("Fix the row in the warehouse, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
+}
+
+/*
  * The row in feed->line has a value that cannot be carried as it is, in
- * column col: on_bad_row 'fail' fails the cycle, naming the key (of the
- * line, where such a value is in hex), the column and the reason, never
- * the value; otherwise the row is set aside here, or in a reader by the
- * cycle's worker.
+ * column col: on_bad_row 'fail' fails the cycle (fail_on_bad_value(), in
+ * the cycle's worker, where the attempt that keeps the row is); otherwise
+ * the row is set aside here, or in a reader by the cycle's worker.
  */
 static void
 set_aside_bad_value(int col, BadValue why)
 {
 	Assert(why > BAD_VALUE_NONE && why < (int) lengthof(bad_value_reasons));
-	if (feed->cfg->on_bad_row == BAD_ROW_FAIL)
-		ereport(ERROR,
-				(errcode(why == BAD_VALUE_EVENT_FORM ? ERRCODE_INVALID_DATETIME_FORMAT :
-						 ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
-				 errmsg("bad row in warehouse table \"%s\": key (%s), column \"%s\": %s",
-						feed->cfg->remote_table, line_key(feed->line.data, feed->line.len),
-						feed->names[col], bad_value_reasons[why]),
-				 errdetail("Row " INT64_FORMAT " of this pull. Nothing of this cycle was applied.",
-						   feed->result->rows_pulled),
-				 errhint("Fix the row in the warehouse, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
 	if (feed->sink)
-		send_bad_value(col, why);	/* set aside by the cycle's worker */
+		send_bad_value(col, why);	/* failed or set aside by the cycle's worker */
+	else if (feed->cfg->on_bad_row == BAD_ROW_FAIL)
+		fail_on_bad_value(feed->line.data, feed->line.len, col, why, feed->result->rows_pulled);
 	else
 		bad_row(feed->line.data, feed->names[col], bad_value_reasons[why], false);
 }
@@ -1016,6 +1033,10 @@ receive_batch(void)
 						why <= BAD_VALUE_NONE || why >= (int) lengthof(bad_value_reasons))
 						elog(ERROR, "reader sent a bad value out of range: column %d, reason %d",
 							 col, why);
+					if (feed->cfg->on_bad_row == BAD_ROW_FAIL)
+						fail_on_bad_value(pnstrdup(msg.data + msg.cursor, msg.len - msg.cursor),
+										  msg.len - msg.cursor, col, why,
+										  feed->result->rows_pulled);
 					bad_row(pnstrdup(msg.data + msg.cursor, msg.len - msg.cursor),
 							feed->names[col], bad_value_reasons[why], false);
 					break;

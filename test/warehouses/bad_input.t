@@ -183,11 +183,13 @@ SQL
         q -c "SET client_min_messages = warning" \
           -c "SELECT name FROM treble_sync.add_table('bad_input_texts', 'c', key_columns => '{k}', name => '$t', local_table => '$t')" >/dev/null
         out=$(q -c "SET treble_sync.read_ahead = $ahead" \
-                -c "SELECT status, split_part(error, E'\n', 1) FROM treble_sync.sync_table('$t')")
-        check "clickhouse, read_ahead $ahead: a key that is not UTF-8 fails the cycle, naming the column" \
-            'failed|bad row in warehouse table "bad_input_texts": key (\x61ff62), column "k": text that is not valid UTF-8' "$out"
-        check "clickhouse, read_ahead $ahead: the error holds no value but the key" "0" \
-            "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE error LIKE '%secret%'")"
+                -c "SELECT status, regexp_replace(split_part(error, E'\n', 1), 'row [0-9]+ of', 'row N of') FROM treble_sync.sync_table('$t')")
+        check "clickhouse, read_ahead $ahead: a key that is not UTF-8 fails the cycle, naming the row's position and the column" \
+            'failed|bad row in warehouse table "bad_input_texts": row N of the pull, column "k": text that is not valid UTF-8' "$out"
+        check "clickhouse, read_ahead $ahead: the error holds no value and no key" "0" \
+            "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE error LIKE '%secret%' OR error LIKE '%61ff62%'")"
+        check "clickhouse, read_ahead $ahead: the failing row is kept in the quarantine, key in hex" "1" \
+            "$(q -c "SELECT count(*) FROM treble_sync.quarantine WHERE table_name = '$t' AND key = '\x61ff62' AND failed_run")"
         q -c "SELECT on_bad_row FROM treble_sync.alter_table('$t', on_bad_row => 'quarantine', max_bad_row_ratio => 1)" >/dev/null
         check "clickhouse, read_ahead $ahead: quarantine: 5 pulled, 2 inserted, 3 bad" "success 5 2 3" \
             "$(q -F ' ' -c "SET treble_sync.read_ahead = $ahead" \
