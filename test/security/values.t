@@ -9,7 +9,10 @@
 #     and under max_bad_row_ratio, 'skip'), in a chunked first load with
 #     helpers, a NULL key, a NULL cursor;
 #   - a failing quality check ('error' and 'warn'), schema drift;
-#   - verify() and repair() of a day the copy lost a row of;
+#   - verify() and repair() of a day the copy lost a row of, and verify()
+#     meeting, in the caller's session, a key the copy cannot take under
+#     'fail' (SQLite, whose keys verify pulls): the error, which the server
+#     log receives with the statement, names the row's position only;
 #
 # and they look at the run log (every column), status, incidents,
 # verifications, load_chunks, metrics(), the progress view and
@@ -166,6 +169,33 @@ sq -c "ALTER TABLE sec_vl_orders DISABLE TRIGGER USER" -c "DELETE FROM sec_vl_or
 owner -c "SELECT count(*) FROM treble_sync.verify('sec_vl_orders', since => '2026-11-01')" \
     -c "SELECT count(*) FROM treble_sync.verify('sec_vl_orders', since => '2026-11-01', repair => true)" \
     -c "SELECT status FROM treble_sync.repair('sec_vl_orders', '2026-11-27')"
+# verify in the caller's session meets a key the copy cannot take (under
+# 'fail' an error there, which the server log receives too): SQLite, whose
+# keys verify pulls
+sqlite3 -batch "$TS_SQLITE_DB" "DROP TABLE IF EXISTS sec_vl_lite;
+CREATE TABLE sec_vl_lite (order_code TEXT, amount TEXT, scheduled_at TIMESTAMP, synced_at TIMESTAMP);
+INSERT INTO sec_vl_lite VALUES ('$KEYMARK-1', '$VALMARK-1', '2026-11-27 01:00:00', '2026-11-28 10:00:00'),
+    ('$KEYMARK-10', '$VALMARK-10', '2026-11-27 02:00:00', '2026-11-28 10:00:00');"
+sq >/dev/null <<'SQL'
+DO $$ BEGIN EXECUTE format('CREATE SERVER lite FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)', current_setting('treble_test.sqlite_odbc')); END $$;
+GRANT USAGE ON FOREIGN SERVER lite TO sec_vl_owner;
+CREATE USER MAPPING FOR sec_vl_owner SERVER lite OPTIONS (password_required 'false');
+SQL
+as sec_vl_owner >/dev/null 2>"$TMP/lite.err" <<SQL
+SET client_min_messages = warning;
+CREATE TABLE sec_vl_lite (order_code varchar(8) PRIMARY KEY, amount text,
+    scheduled_at timestamp, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('sec_vl_lite', 'lite', key_columns => '{order_code}',
+    event_column => 'scheduled_at', local_table => 'sec_vl_lite',
+    on_bad_row => 'quarantine', max_bad_row_ratio => 1);
+SELECT status FROM treble_sync.sync_table('sec_vl_lite');
+SELECT on_bad_row FROM treble_sync.alter_table('sec_vl_lite', on_bad_row => 'fail');
+SQL
+try sec_vl_owner "SELECT count(*) FROM treble_sync.verify('sec_vl_lite', since => '2026-11-01')"
+check "verify under 'fail' meets a key the copy cannot take: an error naming the row's position, not its key" \
+    "3 yes no" "$RC $([[ $ERR == *"of the pull"* ]] && echo yes || echo no) $(grep -qE -- "$KEYMARK|$VALMARK" <<<"$ERR" && echo yes || echo no)"
+[[ $ERR == *"of the pull"* ]] || diag "$ERR $(cat "$TMP/lite.err")"
+
 # drift: a column changes type in the warehouse
 whq -c "ALTER TABLE sec_vl_orders ALTER COLUMN code TYPE varchar(40)" \
     -c "ALTER TABLE sec_vl_orders ADD COLUMN extra text DEFAULT '$VALMARK-x'"
