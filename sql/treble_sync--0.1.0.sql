@@ -163,11 +163,14 @@ CREATE TABLE treble_sync.quarantine (
     -- which tells such rows apart (NULL for a row with a key)
     row_digest     text,
     -- the run that applied a good version of the key afterwards, if any
-    resolved_run_id bigint
+    resolved_run_id bigint,
+    -- the row failed the run that last saw it (on_bad_row 'fail'): kept as
+    -- the evidence of that failure, whose error names only its position
+    failed_run     boolean NOT NULL DEFAULT false
 );
 CREATE INDEX quarantine_table_name_idx ON treble_sync.quarantine (table_name, run_id);
 CREATE INDEX quarantine_table_name_key_idx ON treble_sync.quarantine (table_name, key);
-COMMENT ON TABLE treble_sync.quarantine IS 'rows the copy could not take, set aside by on_bad_row quarantine';
+COMMENT ON TABLE treble_sync.quarantine IS 'rows the copy could not take: set aside by on_bad_row quarantine, or the row that failed a run under on_bad_row fail';
 REVOKE ALL ON treble_sync.quarantine FROM PUBLIC;
 
 -- The salt of masked columns: random, made at CREATE EXTENSION, readable

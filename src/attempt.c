@@ -108,3 +108,27 @@ AttemptNoteChunk(const LoadChunk *chunk)
 	else
 		memset(&CurrentAttempt->chunk, 0, sizeof(LoadChunk));
 }
+
+/*
+ * The row that fails the cycle (on_bad_row 'fail'), for the worker to keep
+ * in the quarantine with the failed run.  False outside an attempt (a
+ * chunk helper's, or none): then nobody will keep it.
+ */
+bool
+AttemptNoteBadRow(const char *key, const char *column, const char *raw,
+				  const char *reason, const char *cursor)
+{
+	AttemptBadRow *row;
+
+	Assert(reason != NULL);
+	if (CurrentAttempt == NULL)
+		return false;
+	row = MemoryContextAllocZero(CurrentAttempt->cxt, sizeof(AttemptBadRow));
+	note_text(&row->key, key);
+	note_text(&row->column, column);
+	note_text(&row->raw, raw);
+	note_text(&row->reason, reason);
+	note_text(&row->cursor, cursor);
+	CurrentAttempt->bad_row = row;
+	return true;
+}

@@ -20,6 +20,20 @@
 
 #include "treble_sync.h"
 
+/*
+ * The row that failed a cycle under on_bad_row 'fail', kept (in the
+ * attempt's memory) for the quarantine: the run's error names only its
+ * position, as its key and values may not go where the run log goes.
+ */
+typedef struct AttemptBadRow
+{
+	char	   *key;			/* as the quarantine writes it; NULL if none */
+	char	   *column;			/* the column at fault, or NULL */
+	char	   *raw;			/* its raw value, "(masked)", or NULL */
+	char	   *reason;			/* PostgreSQL's message, as it was */
+	char	   *cursor;			/* the row's cursor value, or NULL */
+} AttemptBadRow;
+
 typedef struct CycleAttempt
 {
 	MemoryContext cxt;			/* outlives the attempt's transactions */
@@ -29,6 +43,7 @@ typedef struct CycleAttempt
 	bool		transient;		/* the last remote error was transient */
 	LoadChunk	chunk;			/* the chunk being loaded; chunk 0 if none */
 	int64		run_id;			/* the run this attempt belongs to */
+	AttemptBadRow *bad_row;		/* the row that failed it, or NULL */
 } CycleAttempt;
 
 /* The attempt under way in this process, or NULL. */
@@ -42,5 +57,7 @@ extern void AttemptNoteDrift(const char *drift);
 extern void AttemptNoteFailedChecks(const char *json);
 extern void AttemptNoteRemoteError(bool transient);
 extern void AttemptNoteChunk(const LoadChunk *chunk);
+extern bool AttemptNoteBadRow(const char *key, const char *column, const char *raw,
+							  const char *reason, const char *cursor);
 
 #endif							/* TREBLE_SYNC_ATTEMPT_H */

@@ -39,6 +39,10 @@
 
 static const char *CatalogCursorKindName(CursorKind kind);
 static CursorKind CatalogParseCursorKind(const char *name);
+static bool quarantine_row(const char *table_name, int64 run_id, const char *key,
+						   const char *column, const char *raw, const char *reason,
+						   const char *cursor_value, const char *row_digest, bool failed_run,
+						   int64 *id);
 
 /* Bytes of random salt per owner for masked columns. */
 #define MASK_SALT_BYTES 32
@@ -1302,14 +1306,53 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 				  const char *raw, const char *reason, const char *cursor_value,
 				  const char *row_digest)
 {
+	return quarantine_row(cfg->name, run_id, key, column, raw, reason, cursor_value,
+						  row_digest, false, NULL);
+}
+
+/*
+ * Keep the row that failed a cycle under on_bad_row 'fail' (its key,
+ * column, raw value and PostgreSQL's message), after the cycle rolled
+ * back, with the failed run: the run's error names only the row's
+ * position, and the quarantine, readable by those who may read the copy,
+ * is where its owner finds the row.  Returns its quarantine_id.
+ */
+int64
+CatalogQuarantineFailedRow(const char *table_name, int64 run_id, const char *key,
+						   const char *column, const char *raw, const char *reason,
+						   const char *cursor_value)
+{
+	int64		id = 0;
+
+	Assert(key != NULL);
+	(void) quarantine_row(table_name, run_id, key, column, raw, reason, cursor_value,
+						  NULL, true, &id);
+	return id;
+}
+
+/*
+ * CatalogQuarantine() for a table by name, failed_run telling whether the
+ * row failed its run (on_bad_row 'fail') or was set aside; the
+ * quarantine_id of the row kept (new or updated) into *id if id is not
+ * NULL.  A row only kept as the evidence of a failed run was never set
+ * aside: when a later cycle sets it aside, it counts against
+ * max_bad_row_ratio as a new one.
+ */
+static bool
+quarantine_row(const char *table_name, int64 run_id, const char *key, const char *column,
+			   const char *raw, const char *reason, const char *cursor_value,
+			   const char *row_digest, bool failed_run, int64 *id)
+{
 	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[8] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[8];
-	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[9] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	BOOLOID};
+	Datum		values[9];
+	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	bool		known = false;
+	bool		isnull;
 
 	Assert(key != NULL || row_digest != NULL);
-	values[0] = CStringGetTextDatum(cfg->name);
+	values[0] = CStringGetTextDatum(table_name);
 	values[1] = Int64GetDatum(run_id);
 	param_text(values, nulls, 2, key);
 	param_text(values, nulls, 3, column);
@@ -1317,13 +1360,15 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 	values[5] = CStringGetTextDatum(reason);
 	param_text(values, nulls, 6, cursor_value);
 	param_text(values, nulls, 7, row_digest);
+	values[8] = BoolGetDatum(failed_run);
 
 	SPI_connect();
 	catalog_exec("UPDATE treble_sync.quarantine q SET last_run_id = $2,"
 				 " last_seen_at = pg_catalog.clock_timestamp(),"
 				 " times_seen = q.times_seen OPERATOR(pg_catalog.+) 1,"
-				 " cursor_value = $7, resolved_run_id = NULL"
-				 " FROM (SELECT quarantine_id, run_id AS first_run_id FROM treble_sync.quarantine"
+				 " cursor_value = $7, resolved_run_id = NULL, failed_run = $9"
+				 " FROM (SELECT quarantine_id, run_id AS first_run_id, failed_run AS was_failed"
+				 "  FROM treble_sync.quarantine"
 				 "  WHERE table_name OPERATOR(pg_catalog.=) $1"
 				 "  AND owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
 				 "      WHERE t.name OPERATOR(pg_catalog.=) $1)"
@@ -1334,19 +1379,19 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *c
 				 "  AND reason OPERATOR(pg_catalog.=) $6"
 				 "  ORDER BY quarantine_id LIMIT 1 FOR UPDATE) m"
 				 " WHERE q.quarantine_id OPERATOR(pg_catalog.=) m.quarantine_id"
-				 " RETURNING m.first_run_id OPERATOR(pg_catalog.<>) $2",
-				 8, types, values, nulls, SPI_OK_UPDATE_RETURNING);
+				 " RETURNING m.first_run_id OPERATOR(pg_catalog.<>) $2 AND NOT m.was_failed,"
+				 " q.quarantine_id",
+				 9, types, values, nulls, SPI_OK_UPDATE_RETURNING);
 	if (SPI_processed > 0)
-	{
-		bool		isnull;
-
 		known = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	}
 	else
 		catalog_exec("INSERT INTO treble_sync.quarantine (table_name, run_id, key, column_name,"
-					 " raw_value, reason, last_run_id, cursor_value, row_digest)"
-					 " VALUES ($1, $2, $3, $4, $5, $6, $2, $7, $8)",
-					 8, types, values, nulls, SPI_OK_INSERT);
+					 " raw_value, reason, last_run_id, cursor_value, row_digest, failed_run)"
+					 " VALUES ($1, $2, $3, $4, $5, $6, $2, $7, $8, $9) RETURNING quarantine_id",
+					 9, types, values, nulls, SPI_OK_INSERT_RETURNING);
+	if (id != NULL && SPI_processed > 0)
+		*id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										  SPI_tuptable->tupdesc->natts, &isnull));
 	SPI_finish();
 	CatalogRestoreUser(saved);
 	return known;

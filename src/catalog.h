@@ -74,6 +74,9 @@ extern Datum CatalogSetRemoteColumns(TableConfig *cfg);
 extern bool CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
 							  const char *column, const char *raw, const char *reason,
 							  const char *cursor_value, const char *row_digest);
+extern int64 CatalogQuarantineFailedRow(const char *table_name, int64 run_id, const char *key,
+										const char *column, const char *raw, const char *reason,
+										const char *cursor_value);
 extern bool CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors);
 extern void CatalogResolveQuarantine(TableConfig *cfg, int64 run_id, Datum keys);
 extern BadRowPolicy CatalogParseBadRow(const char *name);

@@ -541,8 +541,9 @@ integer_text_comparable(const char *text)
 /*
  * Error unless a cursor (or event) value the warehouse returned as text
  * is in a form its comparisons order as treble_sync's bounds: with
- * integer, an integer, else a timestamp.  The error names the column and
- * the value found, never the row's other values.
+ * integer, an integer, else a timestamp.  The error names the table and
+ * the column, not the value: it goes to the run log and the server log,
+ * which roles read that may not read the copy.
  */
 void
 FetchCheckComparable(const char *text, bool integer, const char *table, const char *column)
@@ -554,15 +555,13 @@ FetchCheckComparable(const char *text, bool integer, const char *table, const ch
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("warehouse column \"%s\" of table \"%s\" holds an integer in a form that cannot be compared",
 						column, table),
-				 errdetail("Found \"%s\". SQLite sorts text after every number: the cut would stop there.",
-						   text),
+				 errdetail("SQLite sorts text after every number: the cut would stop there."),
 				 errhint("Store the column's values as integers.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
 			 errmsg("warehouse column \"%s\" of table \"%s\" holds a timestamp in a form that cannot be compared",
 					column, table),
-			 errdetail("Found \"%s\". SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop.",
-					   text),
+			 errdetail("SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop."),
 			 errhint("Store timestamps as text in the form 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits, as datetime() writes them.")));
 }
 

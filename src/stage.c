@@ -42,6 +42,7 @@
 #include "utils/rel.h"
 #include "utils/resowner.h"
 
+#include "attempt.h"
 #include "catalog.h"
 #include "deparse.h"
 #include "fetch.h"
@@ -134,6 +135,7 @@ static const char *const bad_value_reasons[] = {
 };
 
 static char *line_key(const char *line, int len);
+static char *line_field(const char *line, int len, int col);
 static void bad_row(const char *line, const char *column, const char *reason, bool null_key);
 static void send_null_key(int col);
 static void send_bad_value(int col, BadValue why);
@@ -304,28 +306,44 @@ append_masked(int col, const char *data, size_t len)
 }
 
 /*
+ * on_bad_row 'fail' and a row (line, len) with a value that cannot be
+ * carried in column col, the row-th of the pull: fail the cycle naming the
+ * row's position, the column and the reason, never the key or the value
+ * (the error goes to the run log and the server log, which roles read that
+ * may not read the copy).  The row is noted in the attempt, for the worker
+ * to keep in the quarantine with the failed run.
+ */
+static void
+fail_on_bad_value(const char *line, int len, int col, BadValue why, int64 row)
+{
+	Assert(why > BAD_VALUE_NONE && why < (int) lengthof(bad_value_reasons));
+	(void) AttemptNoteBadRow(line_key(line, len), feed->names[col],
+							 feed->is_masked[col] ? "(masked)" : line_field(line, len, col),
+							 bad_value_reasons[why],
+							 feed->cursor_col >= 0 ? line_field(line, len, feed->cursor_col) : NULL);
+	ereport(ERROR,
+			(errcode(why == BAD_VALUE_EVENT_FORM ? ERRCODE_INVALID_DATETIME_FORMAT :
+					 ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+			 errmsg("bad row in warehouse table \"%s\": row " INT64_FORMAT " of the pull, column \"%s\": %s",
+					feed->cfg->remote_table, row, feed->names[col], bad_value_reasons[why]),
+			 errdetail("Nothing of this cycle was applied."),
+			 errhint("Fix the row in the warehouse, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
+}
+
+/*
  * The row in feed->line has a value that cannot be carried as it is, in
- * column col: on_bad_row 'fail' fails the cycle, naming the key (of the
- * line, where such a value is in hex), the column and the reason, never
- * the value; otherwise the row is set aside here, or in a reader by the
- * cycle's worker.
+ * column col: on_bad_row 'fail' fails the cycle (fail_on_bad_value(), in
+ * the cycle's worker, where the attempt that keeps the row is); otherwise
+ * the row is set aside here, or in a reader by the cycle's worker.
  */
 static void
 set_aside_bad_value(int col, BadValue why)
 {
 	Assert(why > BAD_VALUE_NONE && why < (int) lengthof(bad_value_reasons));
-	if (feed->cfg->on_bad_row == BAD_ROW_FAIL)
-		ereport(ERROR,
-				(errcode(why == BAD_VALUE_EVENT_FORM ? ERRCODE_INVALID_DATETIME_FORMAT :
-						 ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
-				 errmsg("bad row in warehouse table \"%s\": key (%s), column \"%s\": %s",
-						feed->cfg->remote_table, line_key(feed->line.data, feed->line.len),
-						feed->names[col], bad_value_reasons[why]),
-				 errdetail("Row " INT64_FORMAT " of this pull. Nothing of this cycle was applied.",
-						   feed->result->rows_pulled),
-				 errhint("Fix the row in the warehouse, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
 	if (feed->sink)
-		send_bad_value(col, why);	/* set aside by the cycle's worker */
+		send_bad_value(col, why);	/* failed or set aside by the cycle's worker */
+	else if (feed->cfg->on_bad_row == BAD_ROW_FAIL)
+		fail_on_bad_value(feed->line.data, feed->line.len, col, why, feed->result->rows_pulled);
 	else
 		bad_row(feed->line.data, feed->names[col], bad_value_reasons[why], false);
 }
@@ -804,12 +822,18 @@ bad_row(const char *line, const char *column, const char *reason, bool null_key)
 
 /*
  * on_bad_row 'fail': COPY the whole batch; a value the local types reject
- * fails the cycle with an error that names the table, key, column and
- * reason.  The batch is copied in a subtransaction so that, when it fails,
- * the bad line and column can be found (locate_bad_value(), else line by
- * line) before the error is raised.  The reason is PostgreSQL's message
- * with the value taken out (the quarantine alone keeps values), and
- * neither its DETAIL nor COPY's context, which show the row, are kept.
+ * fails the cycle with an error that names the table, the row's position
+ * in the pull, the column and the reason.  The batch is copied in a
+ * subtransaction so that, when it fails, the bad line and column can be
+ * found (locate_bad_value(), else line by line) before the error is raised.
+ *
+ * The error goes to the run log and the server log, which roles read that
+ * may not read the copy (pg_read_all_stats): it names no key and no value.
+ * The reason is PostgreSQL's message with the value taken out, and neither
+ * its DETAIL nor COPY's context, which show the row, are kept.  The row
+ * itself (key, column, raw value, reason as it was) is noted in the
+ * attempt, for the worker to keep in the quarantine with the failed run,
+ * where those who may read the copy find it.
  */
 static void
 copy_or_explain(Relation rel, ParseState *pstate, List *options)
@@ -817,7 +841,6 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 	ErrorData  *edata;
 	int			line = -1;
 	int			col = -1;
-	char	   *key = NULL;
 
 	edata = try_copy_lines(rel, pstate, NIL, options, 0, feed->nlines);
 	if (edata == NULL)
@@ -840,18 +863,29 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 		}
 	}
 	if (line >= 0)
-		key = line_key(feed->batch.data + feed->offsets[line],
-					   feed->offsets[line + 1] - feed->offsets[line]);
+	{
+		const char *text = feed->batch.data + feed->offsets[line];
+		int			len = feed->offsets[line + 1] - feed->offsets[line];
+		char	   *raw = NULL;
+
+		if (col >= 0)
+			raw = feed->is_masked[col] ? pstrdup("(masked)") : line_field(text, len, col);
+		(void) AttemptNoteBadRow(line_key(text, len), col >= 0 ? feed->names[col] : NULL, raw,
+								 edata->message ? edata->message : "unknown error",
+								 feed->cursor_col >= 0 ? line_field(text, len, feed->cursor_col) : NULL);
+	}
 	ereport(ERROR,
 			(errcode(edata->sqlerrcode),
-			 errmsg("bad row in warehouse table \"%s\": key (%s), column \"%s\": %s",
-					feed->cfg->remote_table, key ? key : "unknown",
+			 line >= 0 ?
+			 errmsg("bad row in warehouse table \"%s\": row " INT64_FORMAT " of the pull, column \"%s\": %s",
+					feed->cfg->remote_table, feed->first_row + line,
 					col >= 0 ? feed->names[col] : "unknown",
 					ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ?
+					WorkerRedactQuoted(edata->message) : edata->message) :
+			 errmsg("bad row in warehouse table \"%s\": %s",
+					feed->cfg->remote_table,
+					ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ?
 					WorkerRedactQuoted(edata->message) : edata->message),
-			 line >= 0 ?
-			 errdetail("Row " INT64_FORMAT " of this pull. Nothing of this cycle was applied.",
-					   feed->first_row + line) :
 			 errdetail("Nothing of this cycle was applied."),
 			 errhint("Fix the row in the warehouse or the local column type, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
 }
@@ -999,6 +1033,10 @@ receive_batch(void)
 						why <= BAD_VALUE_NONE || why >= (int) lengthof(bad_value_reasons))
 						elog(ERROR, "reader sent a bad value out of range: column %d, reason %d",
 							 col, why);
+					if (feed->cfg->on_bad_row == BAD_ROW_FAIL)
+						fail_on_bad_value(pnstrdup(msg.data + msg.cursor, msg.len - msg.cursor),
+										  msg.len - msg.cursor, col, why,
+										  feed->result->rows_pulled);
 					bad_row(pnstrdup(msg.data + msg.cursor, msg.len - msg.cursor),
 							feed->names[col], bad_value_reasons[why], false);
 					break;
@@ -1450,9 +1488,9 @@ StageQuarantineKey(TableConfig *cfg, const char *alias)
 /*
  * After a cycle's upsert: the unresolved quarantine rows whose key came
  * with a good row this time (staged, so applied unless the copy held a
- * newer version) are marked resolved by this run.  Only under
- * 'quarantine', and only if the table has such rows.  In an SPI
- * connection.
+ * newer version) are marked resolved by this run: under 'quarantine',
+ * and under 'fail', whose failed cycles keep their bad row there too; only
+ * if the table has such rows.  In an SPI connection.
  */
 void
 StageResolveQuarantine(TableConfig *cfg, int64 run_id)
@@ -1464,7 +1502,7 @@ StageResolveQuarantine(TableConfig *cfg, int64 run_id)
 	bool		isnull;
 	Datum		found;
 
-	if (cfg->on_bad_row != BAD_ROW_QUARANTINE || run_id <= 0 ||
+	if (cfg->on_bad_row == BAD_ROW_SKIP || run_id <= 0 ||
 		!CatalogQuarantinedVersions(cfg, &keys, &cursors))
 		return;
 	values[0] = keys;

@@ -1248,6 +1248,54 @@ after_failed_run(int64 run_id, MemoryContext cxt)
 }
 
 /*
+ * After a cycle failed on a bad row (on_bad_row 'fail', noted in the
+ * attempt by stage.c): keep the row in the quarantine with the failed run,
+ * in a transaction of its own, and say in the error's detail which
+ * quarantine row it is.  The error itself names the row only by its
+ * position in the pull: it goes to the run log and the server log, which
+ * roles read that may not read the copy.  Failing to keep the row is
+ * logged (by SQLSTATE alone) and loses nothing else.
+ */
+static void
+keep_bad_row(const char *table_name, int64 run_id, ErrorData *edata, MemoryContext cxt)
+{
+	AttemptBadRow *row = CurrentAttempt ? CurrentAttempt->bad_row : NULL;
+	volatile int64 id = 0;
+
+	if (row == NULL || row->key == NULL)
+		return;
+	PG_TRY();
+	{
+		start_transaction();
+		id = CatalogQuarantineFailedRow(table_name, run_id, row->key, row->column, row->raw,
+										row->reason, row->cursor);
+		commit_transaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(cxt);
+		e = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG,
+				(errmsg("treble_sync could not keep the bad row of run %lld in the quarantine (SQLSTATE %s)",
+						(long long) run_id, unpack_sql_state(e->sqlerrcode))));
+		FreeErrorData(e);
+		id = 0;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	if (id > 0)
+		edata->detail = edata->detail ?
+			psprintf("%s The row is kept in treble_sync.quarantine, quarantine_id " INT64_FORMAT ".",
+					 edata->detail, (int64) id) :
+			psprintf("The row is kept in treble_sync.quarantine, quarantine_id " INT64_FORMAT ".",
+					 (int64) id);
+}
+
+/*
  * How many times a table's cycle may be retried after a transient error:
  * its own setting, else its server's option, else 3.
  */
@@ -1347,6 +1395,7 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 
 			explain_lock_failure(slot, edata);
 			WorkerScrubError(edata);
+			keep_bad_row(cfg->name, slot->run_id, edata, cxt);
 			text = describe_error(edata, cfg->name, slot->run_id);
 
 			start_transaction();
@@ -1476,6 +1525,8 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		WorkerScrubError(edata);
 
 		chunk = CurrentAttempt->chunk.chunk;
+		if (cfg != NULL)
+			keep_bad_row(cfg->name, args.run_id, edata, cxt);
 		if (chunk > 0 && cfg != NULL)
 		{
 			start_transaction();

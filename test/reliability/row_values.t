@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
-# No warehouse value but a row's key reaches the run log, the catalog or
-# the server log, however a cycle fails:
+# No warehouse value, and no key, reaches the run log, the catalog or the
+# server log, however a cycle fails:
 #
 #   - a first load cancelled in the middle of its COPY (pg_cancel_backend
 #     on the cycle's worker), terminated there (pg_terminate_backend), or
@@ -10,8 +10,9 @@
 #     every message raised while it runs. A trigger on the copy holds the
 #     COPY at one row (and raises a WARNING there, which goes to the log);
 #   - a value the local type rejects (on_bad_row 'fail'): the run's error
-#     names the key, the column and the reason, not the value (in English
-#     and in French, whose messages quote with guillemets);
+#     names the row's position in the pull, the column and the reason, not
+#     its key or value (in English and in French, whose messages quote
+#     with guillemets); the row itself is kept in the quarantine;
 #   - a row the copy's CHECK constraint refuses: PostgreSQL's DETAIL
 #     "Failing row contains (...)" is left out;
 #   - a warehouse view whose cast fails on a row: the driver's message
@@ -145,13 +146,13 @@ fails_without_value() {
 # messages quote with guillemets), and holding quote marks of its own
 q -c "CREATE TABLE public.rv_bad (id bigint PRIMARY KEY, amount integer, synced_at timestamp)"
 register rv_bad rv_bad ""
-fails_without_value rv_bad 'failed|bad row in warehouse table "rv_bad": key (42), column "amount": invalid input syntax for type integer*' \
-    "a bad value fails the cycle naming its key, column and reason" \
+fails_without_value rv_bad 'failed|bad row in warehouse table "rv_bad": row [0-9]* of the pull, column "amount": invalid input syntax for type integer*' \
+    "a bad value fails the cycle naming its position in the pull, column and reason" \
     "the run's error of a bad value holds no value"
 if q -c "SET lc_messages = 'fr_FR.UTF-8'" >/dev/null 2>&1; then
     q -c "ALTER DATABASE $DB SET lc_messages = 'fr_FR.UTF-8'"
-    fails_without_value rv_bad 'failed|bad row in warehouse table "rv_bad": key (42), column "amount": *' \
-        "in French, the bad value's error names its key and column" \
+    fails_without_value rv_bad 'failed|bad row in warehouse table "rv_bad": row [0-9]* of the pull, column "amount": *' \
+        "in French, the bad value's error names its position and column" \
         "in French, the run's error of a bad value holds no value"
     q -c "ALTER DATABASE $DB RESET lc_messages"
 else
@@ -159,8 +160,8 @@ else
     ok "# skip no fr_FR.UTF-8 locale"
 fi
 whq -c "UPDATE rv_bad SET amount = 'a\"${MARK}\"b''c' WHERE id = 42"
-fails_without_value rv_bad 'failed|bad row in warehouse table "rv_bad": key (42), column "amount": *' \
-    "a bad value holding quote marks fails the cycle naming its key and column" \
+fails_without_value rv_bad 'failed|bad row in warehouse table "rv_bad": row [0-9]* of the pull, column "amount": *' \
+    "a bad value holding quote marks fails the cycle naming its position and column" \
     "the run's error of a bad value holding quote marks holds no value"
 
 # 17-18: a row the copy's CHECK constraint refuses (straight into the

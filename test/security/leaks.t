@@ -60,9 +60,13 @@ listener=$!
 sleep 0.5
 as sec_lk_owner -c "SELECT status FROM treble_sync.sync_table('sec_lk_orders')" >/dev/null
 wait $listener
-# the failed run names the bad row's key: (21)
-check "the first cycle failed on the bad row (and says which to its owner)" 1 \
-    "$(as sec_lk_owner -c "SELECT count(*) FROM treble_sync.runs WHERE table_name = 'sec_lk_orders' AND status = 'failed' AND error LIKE '%(21)%'")"
+# the failed run names the bad row by its position, not its key (21); the
+# owner finds the key in the quarantine
+check "the first cycle failed on the bad row, naming its position and not its key" 1 \
+    "$(as sec_lk_owner -c "SELECT count(*) FROM treble_sync.runs WHERE table_name = 'sec_lk_orders' AND status = 'failed'
+                             AND error LIKE '%row % of the pull%' AND error NOT LIKE '%(21)%'")"
+check "its owner finds the bad row's key in the quarantine" 1 \
+    "$(as sec_lk_owner -c "SELECT count(*) FROM treble_sync.quarantine WHERE table_name = 'sec_lk_orders' AND key = '21' AND failed_run")"
 
 as sec_lk_owner >/dev/null <<SQL
 SET client_min_messages = warning;

@@ -661,7 +661,7 @@ SQL
     out=$(q -c "SELECT status, error FROM treble_sync.sync_table('epochs')")
     check "$W: a number in a TIMESTAMP column fails the cycle, saying which form is needed" \
         "failed|warehouse column \"synced_at\" of table \"epochs\" holds a timestamp in a form that cannot be compared
-DETAIL: Found \"1764417600\". SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop.
+DETAIL: SQLite compares timestamps as text, and a value in another form than treble_sync's bounds sorts apart from them: rows would be skipped or the watermark would stop.
 HINT: Store timestamps as text in the form 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits, as datetime() writes them." \
         "$out"
     check "$W: and nothing of it was copied" "0" "$(q -c "SELECT count(*) FROM epochs")"

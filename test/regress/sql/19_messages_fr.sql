@@ -28,10 +28,10 @@ SELECT name FROM treble_sync.add_table('orders_fr', 'wh', key_columns => '{order
 SET lc_messages = 'fr_FR.UTF-8';
 ALTER DATABASE :"DBNAME" SET lc_messages = 'fr_FR.UTF-8';
 
--- fail: the bad row is named with its key and column, and the reason is
--- PostgreSQL's message, in French
+-- fail: the bad row is named with its position in the pull and its
+-- column (not its key), and the reason is PostgreSQL's message, in French
 SELECT status,
-       substring(split_part(error, E'\n', 1) FROM '^bad row in warehouse table "[^"]*": key \([^)]*\), column "[^"]*"') AS bad_row,
+       substring(split_part(error, E'\n', 1) FROM '^bad row in warehouse table "[^"]*": row [0-9]+ of the pull, column "[^"]*"') AS bad_row,
        split_part(error, E'\n', 1) NOT LIKE '%value too long%' AS reason_not_in_english,
        split_part(split_part(error, E'\n', 2), '.', 1) AS detail
 FROM treble_sync.sync_table('orders_fr');
