@@ -43,22 +43,21 @@
  * the time it starts (a background worker has no statements to set it).
  * The owner's security-restricted context of the cycle may not outlive a
  * transaction (SecurityEndCycle): it is left before the commit and taken
- * again in the new transaction.
+ * again in the new transaction through the owner rule's choke point
+ * (SecurityResumeCycle), which checks again, under a lock, that the copy
+ * and its history table still belong to the owner: the commit released
+ * the lock, and they may have changed hands in between.
  */
 static void
-next_transaction(void)
+next_transaction(TableConfig *cfg)
 {
-	Oid			userid;
-	int			sec_context;
-
-	GetUserIdAndSecContext(&userid, &sec_context);
 	SecurityEndCycle();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	SetUserIdAndSecContext(userid, sec_context);
 	PushActiveSnapshot(GetTransactionSnapshot());
+	SecurityResumeCycle(cfg);
 }
 
 /* What the error context of a chunk's load names. */
@@ -115,7 +114,7 @@ LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut)
 		CycleLoadChunk(cfg, conn, cut, &current.chunk, &result);
 		CatalogFinishChunk(cfg->table_id, current.chunk.chunk, run_id, &result);
 		ProgressPhase(PROGRESS_PHASE_COMMITTING);
-		next_transaction();
+		next_transaction(cfg);
 	}
 
 	error_context_stack = errcallback.previous;
@@ -143,7 +142,7 @@ LoadBegin(TableConfig *cfg, OdbcConn *conn, Timestamp *cut, int *todo)
 			return false;
 		CatalogStartLoad(cfg->table_id, CycleFormatTimestamp(*cut),
 						 CyclePlanChunks(cfg, conn, *cut));
-		next_transaction();
+		next_transaction(cfg);
 	}
 	else
 		*cut = CycleParseTimestamp(cfg->load_cut);	/* resume at the same T */
@@ -168,7 +167,7 @@ LoadFinish(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *result)
 	char	   *error;
 
 	/* a fresh snapshot: the helpers' chunks committed after ours */
-	next_transaction();
+	next_transaction(cfg);
 	CatalogLoadState(cfg->table_id, &chunks, &done, &error);
 	if (done < chunks)
 		ereport(ERROR,

@@ -307,6 +307,21 @@ parse_connection_string(const char *connstr)
 			kend--;
 		ck = palloc0(sizeof(ConnKey));
 		ck->key = pnstrdup(start, kend - start);
+
+		/*
+		 * The driver manager finds the driver by the keys it reads itself
+		 * and keeps a key's spaces as part of its name: "Driver =" names
+		 * no driver there (it falls back to a [Default] data source),
+		 * while this parse would judge the driver named.  Such a key must
+		 * be written without spaces around it.
+		 */
+		if ((kend != p || (start > connstr && start[-1] == ' ')) &&
+			(pg_strcasecmp(ck->key, "Driver") == 0 || pg_strcasecmp(ck->key, "DSN") == 0 ||
+			 pg_strcasecmp(ck->key, "FILEDSN") == 0 || pg_strcasecmp(ck->key, "SAVEFILE") == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_STRING_FORMAT),
+					 errmsg("invalid connection string: key \"%s\" has spaces around it", ck->key),
+					 errhint("Write the driver manager's keys (Driver, DSN) with no space before or after them.")));
 		p++;
 		initStringInfo(&value);
 		if (*p == '{')

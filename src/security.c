@@ -228,6 +228,7 @@ static const PinnedSetting pinned_settings[] =
 	{"session_replication_role", "origin"},
 	{"row_security", "on"},
 	{"exit_on_error", "off"},
+	{"array_nulls", "on"},
 };
 
 /*
@@ -364,6 +365,22 @@ SecurityBeginCycle(TableConfig *cfg)
 	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	SetConfigOption("search_path", SECURITY_SEARCH_PATH, PGC_USERSET, PGC_S_SESSION);
+}
+
+/*
+ * In a worker whose cycle goes on in a new transaction after a commit (a
+ * first load's chunks, load.c): become the owner again as
+ * SecurityBeginCycle did, once the copy and its history table are checked
+ * again, under a lock held to the end of the new transaction, to be the
+ * owner's.  The commit released the lock of the last check.
+ */
+void
+SecurityResumeCycle(TableConfig *cfg)
+{
+	Assert(OidIsValid(cycle_saved_userid));
+	check_owned_locked(cfg, true);
+	SetUserIdAndSecContext(cfg->owner, SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
 }
 
 /*

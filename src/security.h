@@ -32,6 +32,7 @@ extern void SecurityBecomeOwner(struct TableConfig *cfg, SecurityState *state);
 extern void SecurityRestore(SecurityState *state);
 extern void SecurityBeginCycle(struct TableConfig *cfg);
 extern void SecurityEndCycle(void);
+extern void SecurityResumeCycle(struct TableConfig *cfg);
 extern void SecurityBeginReader(struct TableConfig *cfg);
 extern void SecurityCreateTempTable(const char *sql);
 extern int	SecurityPinSearchPath(void);

@@ -569,7 +569,19 @@ rollback_data_error(MemoryContext cxt, ResourceOwner owner)
 	edata->context = NULL;
 	if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
 		ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
+	{
+		/*
+		 * Not a bad row, but raised inside COPY all the same: an input
+		 * function may quote the value under another class (tsvector's
+		 * "syntax error in tsvector: "..."" is 42601, a reg* type's
+		 * "relation "..." does not exist" 42P01), and so may its DETAIL.
+		 */
+		if (edata->message)
+			edata->message = WorkerRedactQuoted(edata->message);
+		if (edata->detail)
+			edata->detail = WorkerRedactQuoted(edata->detail);
 		ThrowErrorData(edata);
+	}
 	return edata;
 }
 
@@ -880,12 +892,10 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 			 errmsg("bad row in warehouse table \"%s\": row " INT64_FORMAT " of the pull, column \"%s\": %s",
 					feed->cfg->remote_table, feed->first_row + line,
 					col >= 0 ? feed->names[col] : "unknown",
-					ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ?
-					WorkerRedactQuoted(edata->message) : edata->message) :
+					WorkerRedactQuoted(edata->message ? edata->message : "unknown error")) :
 			 errmsg("bad row in warehouse table \"%s\": %s",
 					feed->cfg->remote_table,
-					ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ?
-					WorkerRedactQuoted(edata->message) : edata->message),
+					WorkerRedactQuoted(edata->message ? edata->message : "unknown error")),
 			 errdetail("Nothing of this cycle was applied."),
 			 errhint("Fix the row in the warehouse or the local column type, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
 }

@@ -283,7 +283,13 @@ if $LAX_OK; then
     refused "CREATE SERVER: 'Servername =' after Server= is refused as a second host" sec_ep_user \
         "$(create_server k_$n "$LAXHOST;Servername =")" HV00D Servername
     refused "CREATE SERVER: a second, spaced Driver is refused" sec_ep_user \
-        "$(create_server k_$n "$LAXHOST; driver ={SQLite3}")" HV00D
+        "$(create_server k_$n "$LAXHOST; driver ={SQLite3}")" "HV00A|HV00D"
+    # the driver manager keeps a key's spaces: "Driver =" names no driver
+    # there (it would fall back to a [Default] data source)
+    refused "CREATE SERVER: a Driver key with a space before its = is refused" sec_ep_user \
+        "$(create_server k_$n "Driver ={PostgreSQL Unicode};Server=127.0.0.1;Port=$LAX_PORT")" HV00A Driver
+    refused "CREATE SERVER: a DSN key with a space before it is refused" sec_ep_user \
+        "$(create_server k_$n "Port=$LAX_PORT; DSN=nosuch")" HV00A DSN
     refused "CREATE SERVER: Driver naming the library of a registered driver is refused" sec_ep_user \
         "$(create_server k_$n "Driver=psqlodbcw.so;Server=127.0.0.1;Port=$LAX_PORT")" HV024 psqlodbcw
     for port in "+$LAX_PORT" "$LAX_PORT " "0x1538" "0$LAX_PORT" "65536" "0"; do

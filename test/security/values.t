@@ -65,6 +65,11 @@ UPDATE sec_vl_chunked SET amount = '$VALMARK-bad' WHERE order_code = '$KEYMARK-1
 DROP TABLE IF EXISTS sec_vl_nokey;
 CREATE TABLE sec_vl_nokey (id text, code text, synced_at timestamp);
 INSERT INTO sec_vl_nokey VALUES ('$KEYMARK-1', '$VALMARK-1', '2026-11-28'), (NULL, '$VALMARK-2', '2026-11-28');
+-- a value a tsvector cannot take, which its input function quotes under
+-- SQLSTATE 42601 (not a data exception)
+DROP TABLE IF EXISTS sec_vl_tsv;
+CREATE TABLE sec_vl_tsv (id text, doc text, synced_at timestamp);
+INSERT INTO sec_vl_tsv VALUES ('$KEYMARK-1', '$VALMARK-1 :::', '2026-11-28');
 SQL
 
 # --- the readers, in the background while the cycles run
@@ -116,6 +121,8 @@ SELECT name FROM treble_sync.add_table('sec_vl_orders', 'wh', key_columns => '{o
     event_column => 'scheduled_at', local_table => 'sec_vl_orders');
 SELECT name FROM treble_sync.add_table('sec_vl_nokey', 'wh', key_columns => '{id}',
     local_table => 'sec_vl_nokey');
+CREATE TABLE sec_vl_tsv (id text PRIMARY KEY, doc tsvector, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('sec_vl_tsv', 'wh', key_columns => '{id}', local_table => 'sec_vl_tsv');
 CREATE TABLE sec_vl_chunked (order_code text PRIMARY KEY, amount numeric, synced_at timestamp);
 SELECT name FROM treble_sync.add_table('sec_vl_chunked', 'wh', key_columns => '{order_code}',
     local_table => 'sec_vl_chunked', initial_chunk => '1 day', parallel => 3);
@@ -124,6 +131,11 @@ SQL
 # 'fail': the bad row fails the cycle
 owner -c "SELECT status FROM treble_sync.sync_table('sec_vl_orders')"
 ran "on_bad_row 'fail': the cycle failed" sec_vl_orders failed
+# a value an input function quotes in an error of another class than 22
+# (tsvector's syntax error, 42601): the cycle fails, and the value is
+# taken out of its error as out of a bad row's (the scans below)
+owner -c "SELECT status FROM treble_sync.sync_table('sec_vl_tsv')"
+ran "a tsvector's syntax error fails the cycle" sec_vl_tsv failed
 # a chunked first load, with helpers, fails on a bad row in one chunk
 owner -c "SELECT status FROM treble_sync.sync_table('sec_vl_chunked')"
 ran "a chunked first load failed on the bad row" sec_vl_chunked failed
