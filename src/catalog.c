@@ -1398,14 +1398,14 @@ quarantine_row(const char *table_name, int64 run_id, const char *key, const char
 }
 
 /*
- * The key (as the quarantine writes it) and cursor_value (or NULL) of
- * every unresolved quarantine row of a table with a key, as two text arrays
- * of the same length, in the caller's memory context; false if there are
- * none.  Read as the extension owner: the cycle's role need not read the
+ * The keys (as the quarantine writes them) of the unresolved quarantine
+ * rows of a table with a key, and their versions, each as the key, a
+ * newline and the cursor_value (rows without one left out), as two text
+ * arrays in the caller's memory context; false if there are none.  Read as the extension owner: the cycle's role need not read the
  * quarantine.
  */
 bool
-CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors)
+CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *versions)
 {
 	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[1] = {TEXTOID};
@@ -1414,7 +1414,9 @@ CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors)
 	bool		found = false;
 
 	SPI_connect();
-	catalog_exec("SELECT pg_catalog.array_agg(key), pg_catalog.array_agg(cursor_value)"
+	catalog_exec("SELECT pg_catalog.array_agg(key), COALESCE(pg_catalog.array_agg("
+				 "   key OPERATOR(pg_catalog.||) E'\\n' OPERATOR(pg_catalog.||) cursor_value)"
+				 "   FILTER (WHERE cursor_value IS NOT NULL), '{}')"
 				 " FROM treble_sync.quarantine WHERE table_name OPERATOR(pg_catalog.=) $1"
 				 " AND owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
 				 "     WHERE t.name OPERATOR(pg_catalog.=) $1)"
@@ -1431,7 +1433,7 @@ CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors)
 			MemoryContext old = MemoryContextSwitchTo(cxt);
 
 			*keys = PointerGetDatum(DatumGetArrayTypePCopy(k));
-			*cursors = PointerGetDatum(DatumGetArrayTypePCopy(c));
+			*versions = PointerGetDatum(DatumGetArrayTypePCopy(c));
 			MemoryContextSwitchTo(old);
 			found = true;
 		}

@@ -77,7 +77,7 @@ extern bool CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
 extern int64 CatalogQuarantineFailedRow(const char *table_name, int64 run_id, const char *key,
 										const char *column, const char *raw, const char *reason,
 										const char *cursor_value);
-extern bool CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors);
+extern bool CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *versions);
 extern void CatalogResolveQuarantine(TableConfig *cfg, int64 run_id, Datum keys);
 extern BadRowPolicy CatalogParseBadRow(const char *name);
 extern DriftPolicy CatalogParseDrift(const char *name);

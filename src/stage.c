@@ -802,13 +802,21 @@ bad_row(const char *line, const char *column, const char *reason, bool null_key)
 
 	Assert(line != NULL);
 	feed->result->rows_bad++;
+	if (!null_key)
+	{
+		/* the warehouse has this key: the window refresh must not drop it */
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		key = line_key(line, len);
+		feed->result->bad_keys = lappend(feed->result->bad_keys, key);
+		MemoryContextSwitchTo(old);
+	}
 	if (feed->cfg->on_bad_row != BAD_ROW_QUARANTINE)
 		return;
 	if (null_key)
 		digest = row_digest(line, len);
 	else
 	{
-		key = line_key(line, len);
 		for (int i = 0; column && i < feed->ncols; i++)
 			if (strcmp(feed->names[i], column) == 0)
 				raw = feed->is_masked[i] ? pstrdup("(masked)") : line_field(line, len, i);

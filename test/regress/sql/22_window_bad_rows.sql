@@ -1,0 +1,90 @@
+-- A key of the hot window whose newest version is bad: the copy keeps its
+-- last good version (the warehouse still has the key), and the row is
+-- counted once, not deleted as gone, under 'quarantine' and 'skip', with
+-- either hot_window_check.
+SET datestyle = ISO;
+
+-- quarantine, keys
+SELECT wh($$
+    DROP TABLE IF EXISTS wbv;
+    CREATE TABLE wbv (id int PRIMARY KEY, code text, happened_at timestamp, synced_at timestamp);
+    INSERT INTO wbv SELECT g, 'c' || g, '2026-11-28 09:00', '2026-11-28 10:00'
+    FROM generate_series(1, 60) g;
+$$);
+CREATE TABLE wbv (id int PRIMARY KEY, code varchar(5), happened_at timestamp, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('wbv', 'wh', key_columns => '{id}', event_column => 'happened_at',
+    hot_window => '3 days', local_table => 'wbv', on_bad_row => 'quarantine',
+    max_bad_row_ratio => 1, hot_window_check => 'keys');
+SELECT status, rows_pulled FROM treble_sync.sync_table('wbv');
+SELECT wh($$UPDATE wbv SET code = 'much too long', synced_at = '2026-11-28 12:00' WHERE id = 2$$);
+SELECT status, rows_deleted, rows_bad, warnings FROM treble_sync.sync_table('wbv');
+SELECT count(*), min(code) FILTER (WHERE id = 2) AS id_2 FROM wbv;
+SELECT status, rows_deleted, rows_bad FROM treble_sync.sync_table('wbv');
+SELECT count(*), min(code) FILTER (WHERE id = 2) AS id_2 FROM wbv;
+SELECT key, times_seen FROM treble_sync.quarantine WHERE table_name = 'wbv';
+SELECT treble_sync.remove_table('wbv', drop_local => true);
+DELETE FROM treble_sync.quarantine WHERE table_name = 'wbv';
+
+-- quarantine, rows
+SELECT wh($$
+    DROP TABLE IF EXISTS wbv;
+    CREATE TABLE wbv (id int PRIMARY KEY, code text, happened_at timestamp, synced_at timestamp);
+    INSERT INTO wbv SELECT g, 'c' || g, '2026-11-28 09:00', '2026-11-28 10:00'
+    FROM generate_series(1, 60) g;
+$$);
+CREATE TABLE wbv (id int PRIMARY KEY, code varchar(5), happened_at timestamp, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('wbv', 'wh', key_columns => '{id}', event_column => 'happened_at',
+    hot_window => '3 days', local_table => 'wbv', on_bad_row => 'quarantine',
+    max_bad_row_ratio => 1, hot_window_check => 'rows');
+SELECT status, rows_pulled FROM treble_sync.sync_table('wbv');
+SELECT wh($$UPDATE wbv SET code = 'much too long', synced_at = '2026-11-28 12:00' WHERE id = 2$$);
+SELECT status, rows_deleted, rows_bad, warnings FROM treble_sync.sync_table('wbv');
+SELECT count(*), min(code) FILTER (WHERE id = 2) AS id_2 FROM wbv;
+SELECT status, rows_deleted, rows_bad FROM treble_sync.sync_table('wbv');
+SELECT count(*), min(code) FILTER (WHERE id = 2) AS id_2 FROM wbv;
+SELECT key, times_seen FROM treble_sync.quarantine WHERE table_name = 'wbv';
+SELECT treble_sync.remove_table('wbv', drop_local => true);
+DELETE FROM treble_sync.quarantine WHERE table_name = 'wbv';
+
+-- skip, keys
+SELECT wh($$
+    DROP TABLE IF EXISTS wbv;
+    CREATE TABLE wbv (id int PRIMARY KEY, code text, happened_at timestamp, synced_at timestamp);
+    INSERT INTO wbv SELECT g, 'c' || g, '2026-11-28 09:00', '2026-11-28 10:00'
+    FROM generate_series(1, 60) g;
+$$);
+CREATE TABLE wbv (id int PRIMARY KEY, code varchar(5), happened_at timestamp, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('wbv', 'wh', key_columns => '{id}', event_column => 'happened_at',
+    hot_window => '3 days', local_table => 'wbv', on_bad_row => 'skip',
+    max_bad_row_ratio => 1, hot_window_check => 'keys');
+SELECT status, rows_pulled FROM treble_sync.sync_table('wbv');
+SELECT wh($$UPDATE wbv SET code = 'much too long', synced_at = '2026-11-28 12:00' WHERE id = 2$$);
+SELECT status, rows_deleted, rows_bad, warnings FROM treble_sync.sync_table('wbv');
+SELECT count(*), min(code) FILTER (WHERE id = 2) AS id_2 FROM wbv;
+SELECT status, rows_deleted, rows_bad FROM treble_sync.sync_table('wbv');
+SELECT count(*), min(code) FILTER (WHERE id = 2) AS id_2 FROM wbv;
+SELECT key, times_seen FROM treble_sync.quarantine WHERE table_name = 'wbv';
+SELECT treble_sync.remove_table('wbv', drop_local => true);
+DELETE FROM treble_sync.quarantine WHERE table_name = 'wbv';
+
+-- skip, rows
+SELECT wh($$
+    DROP TABLE IF EXISTS wbv;
+    CREATE TABLE wbv (id int PRIMARY KEY, code text, happened_at timestamp, synced_at timestamp);
+    INSERT INTO wbv SELECT g, 'c' || g, '2026-11-28 09:00', '2026-11-28 10:00'
+    FROM generate_series(1, 60) g;
+$$);
+CREATE TABLE wbv (id int PRIMARY KEY, code varchar(5), happened_at timestamp, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('wbv', 'wh', key_columns => '{id}', event_column => 'happened_at',
+    hot_window => '3 days', local_table => 'wbv', on_bad_row => 'skip',
+    max_bad_row_ratio => 1, hot_window_check => 'rows');
+SELECT status, rows_pulled FROM treble_sync.sync_table('wbv');
+SELECT wh($$UPDATE wbv SET code = 'much too long', synced_at = '2026-11-28 12:00' WHERE id = 2$$);
+SELECT status, rows_deleted, rows_bad, warnings FROM treble_sync.sync_table('wbv');
+SELECT count(*), min(code) FILTER (WHERE id = 2) AS id_2 FROM wbv;
+SELECT status, rows_deleted, rows_bad FROM treble_sync.sync_table('wbv');
+SELECT count(*), min(code) FILTER (WHERE id = 2) AS id_2 FROM wbv;
+SELECT key, times_seen FROM treble_sync.quarantine WHERE table_name = 'wbv';
+SELECT treble_sync.remove_table('wbv', drop_local => true);
+DELETE FROM treble_sync.quarantine WHERE table_name = 'wbv';
+SELECT wh($$DROP TABLE wbv$$);
