@@ -1252,6 +1252,13 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 }
 
 /*
+ * The fewest rows max_bad_row_ratio is applied to (docs/functions.md): at
+ * the default ratio, a cycle may set aside 2 new bad rows however few it
+ * pulled.
+ */
+#define BAD_ROW_RATIO_MIN_ROWS 100
+
+/*
  * Load the rows of a remote statement into the staging table (or the
  * copy, target->copy_relid), counting rows and bytes into result: those
  * of stmt, already executed, or else of sql with its parameters, which
@@ -1423,11 +1430,18 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	if (own_stmt != SQL_NULL_HSTMT)
 		OdbcFreeStatement(conn, own_stmt);
 
-	/* the rows an earlier run quarantined already counted then */
+	/*
+	 * The rows an earlier run quarantined already counted then.  A pull of
+	 * fewer than BAD_ROW_RATIO_MIN_ROWS rows is judged as if it had that
+	 * many: one bad row in a quiet hour is set aside, not "1 of 1" that
+	 * stops the table (a failed cycle remembers nothing, so it would count
+	 * again every cycle); a feed whose rows turn bad still stops it.
+	 */
 	Assert(result->rows_bad_known >= 0 && result->rows_bad_known <= result->rows_bad);
 	new_bad = result->rows_bad - result->rows_bad_known;
 	if (new_bad > 0 && cfg->on_bad_row != BAD_ROW_FAIL &&
-		(double) new_bad > cfg->max_bad_row_ratio * (double) result->rows_pulled)
+		(double) new_bad > cfg->max_bad_row_ratio *
+		(double) Max(result->rows_pulled, BAD_ROW_RATIO_MIN_ROWS))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("too many bad rows from warehouse table \"%s\": " INT64_FORMAT " of " INT64_FORMAT,

@@ -88,3 +88,32 @@ SELECT key, times_seen FROM treble_sync.quarantine WHERE table_name = 'wbv';
 SELECT treble_sync.remove_table('wbv', drop_local => true);
 DELETE FROM treble_sync.quarantine WHERE table_name = 'wbv';
 SELECT wh($$DROP TABLE wbv$$);
+
+-- One bad row in a quiet table (default max_bad_row_ratio 0.02): a cycle
+-- that pulls fewer than 100 rows is judged as if it had pulled 100, so up
+-- to 2 new bad rows are set aside and the table goes on; a feed whose rows
+-- turn bad still stops it.
+SELECT wh($$
+    DROP TABLE IF EXISTS qb;
+    CREATE TABLE qb (id int, code text, synced_at timestamp);
+    INSERT INTO qb SELECT g, 'c' || g, '2026-11-28 10:00' FROM generate_series(1, 100) g;
+$$);
+CREATE TABLE qb (id int PRIMARY KEY, code varchar(5), synced_at timestamp);
+SELECT name, max_bad_row_ratio FROM treble_sync.add_table('qb', 'wh', key_columns => '{id}',
+    local_table => 'qb', on_bad_row => 'quarantine');
+SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('qb');
+SELECT wh($$INSERT INTO qb VALUES (101, 'much too long', '2026-11-28 11:00')$$);
+SELECT status, rows_pulled, rows_bad, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('qb');
+SELECT wh($$INSERT INTO qb VALUES (201, 'ok', '2026-11-28 12:00')$$);
+SELECT status, rows_pulled, rows_inserted, rows_bad FROM treble_sync.sync_table('qb');
+SELECT key, times_seen FROM treble_sync.quarantine WHERE table_name = 'qb';
+-- three bad rows of four: a broken feed, stopped
+SELECT wh($$INSERT INTO qb VALUES (301, 'much too long', '2026-11-28 13:00'),
+                                  (302, 'much too long', '2026-11-28 13:00'),
+                                  (303, 'much too long', '2026-11-28 13:00'),
+                                  (304, 'ok', '2026-11-28 13:00')$$);
+SELECT status, rows_pulled, rows_bad, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('qb');
+SELECT count(*) FROM qb;
+SELECT treble_sync.remove_table('qb', drop_local => true);
+DELETE FROM treble_sync.quarantine WHERE table_name = 'qb';
+SELECT wh($$DROP TABLE qb$$);
