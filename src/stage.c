@@ -102,7 +102,19 @@ typedef struct StageFeed
 	Relation	copy_rel;
 	ParseState *copy_pstate;
 	List	   *copy_columns;	/* the synced columns: the copy may have more */
+	/* bad rows to be quarantined, kept in one statement per batch */
+	MemoryContext set_aside_cxt;
+	QuarantineRow *set_aside;
+	int			nset_aside;
+	Size		set_aside_bytes;
 } StageFeed;
+
+/*
+ * The most bad rows, and bytes of their raw values, held before they are
+ * written to the quarantine in one statement.
+ */
+#define QUARANTINE_BATCH_ROWS 10000
+#define QUARANTINE_BATCH_BYTES (64 * 1024 * 1024)
 
 /* Rows between two progress updates. */
 #define STAGE_PROGRESS_ROWS 4096
@@ -137,6 +149,7 @@ static const char *const bad_value_reasons[] = {
 static char *line_key(const char *line, int len);
 static char *line_field(const char *line, int len, int col);
 static void bad_row(const char *line, const char *column, const char *reason, bool null_key);
+static void flush_set_aside(void);
 static void send_null_key(int col);
 static void send_bad_value(int col, BadValue why);
 static bool receive_batch(void);
@@ -823,9 +836,47 @@ bad_row(const char *line, const char *column, const char *reason, bool null_key)
 	}
 	if (feed->cursor_col >= 0)
 		cursor = line_field(line, len, feed->cursor_col);
-	if (CatalogQuarantine(feed->cfg, feed->result->run_id, key, column, raw, reason, cursor,
-						  digest))
-		feed->result->rows_bad_known++;
+
+	/* kept with the next batch (flush_set_aside()) */
+	if (feed->nset_aside >= QUARANTINE_BATCH_ROWS ||
+		feed->set_aside_bytes >= QUARANTINE_BATCH_BYTES)
+		flush_set_aside();
+	{
+		MemoryContext old = MemoryContextSwitchTo(feed->set_aside_cxt);
+		QuarantineRow *row;
+
+		if (feed->set_aside == NULL)
+			feed->set_aside = palloc(sizeof(QuarantineRow) * QUARANTINE_BATCH_ROWS);
+		row = &feed->set_aside[feed->nset_aside++];
+		row->key = key ? pstrdup(key) : NULL;
+		row->column = column ? pstrdup(column) : NULL;
+		row->raw = raw ? pstrdup(raw) : NULL;
+		row->reason = pstrdup(reason);
+		row->cursor_value = cursor ? pstrdup(cursor) : NULL;
+		row->row_digest = digest ? pstrdup(digest) : NULL;
+		feed->set_aside_bytes += (raw ? strlen(raw) : 0) + (key ? strlen(key) : 0);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * Write the bad rows held so far to the quarantine, in one statement, and
+ * count those an earlier run had kept already (rows_bad_known).
+ */
+static void
+flush_set_aside(void)
+{
+	int64		known;
+
+	if (feed->nset_aside == 0)
+		return;
+	known = CatalogQuarantine(feed->cfg, feed->result->run_id, feed->set_aside,
+							  feed->nset_aside);
+	feed->result->rows_bad_known += known;
+	feed->set_aside = NULL;
+	feed->nset_aside = 0;
+	feed->set_aside_bytes = 0;
+	MemoryContextReset(feed->set_aside_cxt);
 }
 
 /*
@@ -1289,6 +1340,8 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	memset(&state, 0, sizeof(state));
 	state.cfg = cfg;
 	state.result = result;
+	state.set_aside_cxt = AllocSetContextCreate(load_cxt, "treble_sync bad rows",
+												ALLOCSET_DEFAULT_SIZES);
 	state.ncols = list_length(cfg->columns);
 	state.is_binary = palloc0(sizeof(bool) * state.ncols);
 	state.text_as_bytes = palloc0(sizeof(bool) * state.ncols);
@@ -1418,6 +1471,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 			}
 		}
 		report_progress();
+		flush_set_aside();
 	}
 	PG_FINALLY();
 	{
