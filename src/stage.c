@@ -37,6 +37,7 @@
 #include "nodes/makefuncs.h"
 #include "parser/parse_relation.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -150,6 +151,7 @@ static char *line_key(const char *line, int len);
 static char *line_field(const char *line, int len, int col);
 static void bad_row(const char *line, const char *column, const char *reason, bool null_key);
 static void flush_set_aside(void);
+static void load_around_bad_rows(Relation rel, ParseState *pstate, List *options);
 static void send_null_key(int col);
 static void send_bad_value(int col, BadValue why);
 static bool receive_batch(void);
@@ -683,11 +685,12 @@ line_field(const char *line, int len, int col)
  * the first error ends.
  *
  * Returns true with *line (0-based in the batch) and *col set when some
- * value fails; false if all convert (the error was not about one value).
- * Errors other than data errors (class 22 or 23) are raised.
+ * value fails, and *message (unless NULL) set to the error's message;
+ * false if all convert (the error was not about one value).  Errors other
+ * than data errors (class 22 or 23) are raised.
  */
 static bool
-locate_bad_value(int from, int to, int *line, int *col)
+locate_bad_value(int from, int to, int *line, int *col, char **message)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -728,7 +731,11 @@ locate_bad_value(int from, int to, int *line, int *col)
 	}
 	PG_CATCH();
 	{
-		FreeErrorData(rollback_data_error(cxt, owner));
+		ErrorData  *edata = rollback_data_error(cxt, owner);
+
+		if (message)
+			*message = pstrdup(edata->message);
+		FreeErrorData(edata);
 		found = true;
 	}
 	PG_END_TRY();
@@ -880,6 +887,79 @@ flush_set_aside(void)
 }
 
 /*
+ * Load lines [from, to) of a batch one line at a time, setting aside each
+ * line the staging table refuses.
+ */
+static void
+load_lines_one_by_one(Relation rel, ParseState *pstate, List *options, int from, int to)
+{
+	for (int l = from; l < to; l++)
+	{
+		ErrorData  *edata;
+		int			bad_line;
+		int			bad_col;
+
+		edata = try_copy_lines(rel, pstate, NIL, options, l, l + 1);
+		if (edata == NULL)
+			continue;
+		if (!locate_bad_value(l, l + 1, &bad_line, &bad_col, NULL))
+			bad_col = -1;
+		bad_row(pnstrdup(feed->batch.data + feed->offsets[l],
+						 feed->offsets[l + 1] - feed->offsets[l]),
+				bad_col >= 0 ? feed->names[bad_col] : NULL, edata->message, false);
+		FreeErrorData(edata);
+	}
+}
+
+/*
+ * A batch the staging table refused, under 'quarantine' or 'skip': the
+ * first value the local types reject is found by their input functions
+ * (locate_bad_value(), no COPY), the lines before it are loaded by one
+ * COPY and its line is set aside, and so on.  One COPY per line, as
+ * before, cost milliseconds for each line of every batch that held a bad
+ * value.  Lines refused for another reason (a constraint of the staging
+ * table, an error no value's input shows) are loaded one by one.
+ */
+static void
+load_around_bad_rows(Relation rel, ParseState *pstate, List *options)
+{
+	int			pos = 0;
+
+	while (pos < feed->nlines)
+	{
+		int			bad_line;
+		int			bad_col;
+		char	   *message = NULL;
+		int			end = feed->nlines;
+		bool		found;
+		ErrorData  *edata;
+
+		CHECK_FOR_INTERRUPTS();
+		found = locate_bad_value(pos, feed->nlines, &bad_line, &bad_col, &message);
+		if (found)
+		{
+			Assert(bad_line >= pos && bad_line < feed->nlines);
+			end = bad_line;
+		}
+		if (end > pos)
+		{
+			edata = try_copy_lines(rel, pstate, NIL, options, pos, end);
+			if (edata != NULL)
+			{
+				FreeErrorData(edata);
+				load_lines_one_by_one(rel, pstate, options, pos, end);
+			}
+		}
+		if (!found)
+			break;
+		bad_row(pnstrdup(feed->batch.data + feed->offsets[bad_line],
+						 feed->offsets[bad_line + 1] - feed->offsets[bad_line]),
+				feed->names[bad_col], message, false);
+		pos = bad_line + 1;
+	}
+}
+
+/*
  * on_bad_row 'fail': COPY the whole batch; a value the local types reject
  * fails the cycle with an error that names the table, the row's position
  * in the pull, the column and the reason.  The batch is copied in a
@@ -905,7 +985,7 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 	if (edata == NULL)
 		return;
 
-	if (!locate_bad_value(0, feed->nlines, &line, &col))
+	if (!locate_bad_value(0, feed->nlines, &line, &col, NULL))
 	{
 		/* not one value's fault: the first line COPY rejects on its own */
 		col = -1;
@@ -1454,21 +1534,7 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 			}
 			if (try_copy_lines(rel, pstate, NIL, options, 0, feed->nlines) == NULL)
 				continue;
-			/* a bad value in the batch: load it row by row */
-			for (int l = 0; l < feed->nlines; l++)
-			{
-				int			bad_line;
-				int			bad_col;
-
-				edata = try_copy_lines(rel, pstate, NIL, options, l, l + 1);
-				if (edata == NULL)
-					continue;
-				if (!locate_bad_value(l, l + 1, &bad_line, &bad_col))
-					bad_col = -1;
-				bad_row(pnstrdup(feed->batch.data + feed->offsets[l],
-								 feed->offsets[l + 1] - feed->offsets[l]),
-						bad_col >= 0 ? feed->names[bad_col] : NULL, edata->message, false);
-			}
+			load_around_bad_rows(rel, pstate, options);
 		}
 		report_progress();
 		flush_set_aside();
@@ -1577,11 +1643,21 @@ StageResolveQuarantine(TableConfig *cfg, int64 run_id)
 	Datum		values[1];
 	bool		isnull;
 	Datum		found;
+	int			nestlevel;
 
 	if (cfg->on_bad_row == BAD_ROW_SKIP || run_id <= 0 ||
 		!CatalogQuarantinedVersions(cfg, &keys, &cursors))
 		return;
 	values[0] = keys;
+
+	/*
+	 * The quarantined keys against the staged rows by a hash join (which
+	 * the worker otherwise turns off): probing the staged rows for each
+	 * key cost their product.
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_hashjoin", "on", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.array_agg(q.k) FROM"
 									   " (SELECT DISTINCT k FROM pg_catalog.unnest($1) k) q"
 									   " WHERE EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
@@ -1590,6 +1666,7 @@ StageResolveQuarantine(TableConfig *cfg, int64 run_id)
 							  1, types, values, NULL, false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not look up the quarantined keys of \"%s\"", cfg->name);
+	AtEOXact_GUC(true, nestlevel);
 	found = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull)
 		CatalogResolveQuarantine(cfg, run_id, found);
