@@ -1054,7 +1054,8 @@ CatalogParseCursorKind(const char *name)
 /*
  * Write a changed registration back (alter_table).  With reset, the
  * watermark and any first load in progress are dropped: the next cycle is
- * a first sync again.  Returns the new row.
+ * a first sync again.  A new name takes the table's quarantine rows along.
+ * Returns the new row.
  */
 Datum
 CatalogUpdateTable(TableConfig *cfg, bool reset)
@@ -1094,6 +1095,12 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	if (reset)
 		catalog_write("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
 					  1, types, values, nulls, SPI_OK_DELETE);
+	/* a new name: the quarantine, keyed by name and owner, follows it */
+	catalog_write("UPDATE treble_sync.quarantine q SET table_name = $2"
+				  " FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) $1"
+				  " AND q.table_name OPERATOR(pg_catalog.=) t.name AND q.owner OPERATOR(pg_catalog.=) t.owner"
+				  " AND t.name OPERATOR(pg_catalog.<>) $2",
+				  2, types, values, nulls, SPI_OK_UPDATE);
 	return catalog_write_returning("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
 								   " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
 								   " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"

@@ -117,3 +117,23 @@ SELECT count(*) FROM qb;
 SELECT treble_sync.remove_table('qb', drop_local => true);
 DELETE FROM treble_sync.quarantine WHERE table_name = 'qb';
 SELECT wh($$DROP TABLE qb$$);
+
+-- the quarantine follows a registration renamed by alter_table(new_name):
+-- the rows it holds are still known, not set aside again as new
+SELECT wh($$
+    DROP TABLE IF EXISTS qr;
+    CREATE TABLE qr (id int, code text, synced_at timestamp);
+    INSERT INTO qr SELECT g, CASE WHEN g = 2 THEN 'much too long' ELSE 'c' END,
+        '2026-11-28 10:00' FROM generate_series(1, 60) g;
+$$);
+CREATE TABLE qr (id int PRIMARY KEY, code varchar(5), synced_at timestamp);
+SELECT name FROM treble_sync.add_table('qr', 'wh', key_columns => '{id}', local_table => 'qr',
+    on_bad_row => 'quarantine');
+SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('qr');
+SELECT name FROM treble_sync.alter_table('qr', new_name => 'qr2');
+SELECT wh($$UPDATE qr SET synced_at = '2026-11-28 11:00' WHERE id = 2$$);
+SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('qr2');
+SELECT table_name, key, times_seen FROM treble_sync.quarantine WHERE table_name IN ('qr', 'qr2');
+SELECT treble_sync.remove_table('qr2', drop_local => true);
+DELETE FROM treble_sync.quarantine WHERE table_name = 'qr2';
+SELECT wh($$DROP TABLE qr$$);
