@@ -845,6 +845,7 @@ bad_row(const char *line, const char *column, const char *reason, bool null_key)
 		cursor = line_field(line, len, feed->cursor_col);
 
 	/* kept with the next batch (flush_set_aside()) */
+	Assert(feed->set_aside_cxt != NULL);
 	if (feed->nset_aside >= QUARANTINE_BATCH_ROWS ||
 		feed->set_aside_bytes >= QUARANTINE_BATCH_BYTES)
 		flush_set_aside();
