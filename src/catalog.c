@@ -31,6 +31,7 @@
 #include "storage/proc.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 #include "utils/lsyscache.h"
 
@@ -1053,7 +1054,8 @@ CatalogParseCursorKind(const char *name)
 /*
  * Write a changed registration back (alter_table).  With reset, the
  * watermark and any first load in progress are dropped: the next cycle is
- * a first sync again.  Returns the new row.
+ * a first sync again.  A new name takes the table's quarantine rows along.
+ * Returns the new row.
  */
 Datum
 CatalogUpdateTable(TableConfig *cfg, bool reset)
@@ -1093,6 +1095,12 @@ CatalogUpdateTable(TableConfig *cfg, bool reset)
 	if (reset)
 		catalog_write("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
 					  1, types, values, nulls, SPI_OK_DELETE);
+	/* a new name: the quarantine, keyed by name and owner, follows it */
+	catalog_write("UPDATE treble_sync.quarantine q SET table_name = $2"
+				  " FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) $1"
+				  " AND q.table_name OPERATOR(pg_catalog.=) t.name AND q.owner OPERATOR(pg_catalog.=) t.owner"
+				  " AND t.name OPERATOR(pg_catalog.<>) $2",
+				  2, types, values, nulls, SPI_OK_UPDATE);
 	return catalog_write_returning("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
 								   " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
 								   " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
@@ -1292,22 +1300,123 @@ CatalogParseBadRow(const char *name)
 }
 
 /*
- * Keep a row the copy cannot take (on_bad_row 'quarantine').  A row the
- * quarantine already holds (same table, key, column, raw value and reason,
- * and for a row without a key the same row_digest: the same bad row pulled
- * again by a later cycle) is not kept twice: its last_run_id, last_seen_at,
- * times_seen and cursor_value are updated instead, and it is no longer
- * resolved if it was.  Returns true for such a row first kept by an
- * earlier run, which the cycle does not count against max_bad_row_ratio
- * again.
+ * A text array of one field of the rows, NULLs kept, for
+ * CatalogQuarantine's unnest.
  */
-bool
-CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key, const char *column,
-				  const char *raw, const char *reason, const char *cursor_value,
-				  const char *row_digest)
+static Datum
+quarantine_field_array(const QuarantineRow *rows, int nrows, Size offset)
 {
-	return quarantine_row(cfg->name, run_id, key, column, raw, reason, cursor_value,
-						  row_digest, false, NULL);
+	Datum	   *values = palloc(sizeof(Datum) * Max(nrows, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(nrows, 1));
+	int			dims[1] = {nrows};
+	int			lbs[1] = {1};
+
+	for (int i = 0; i < nrows; i++)
+	{
+		const char *v = *(const char *const *) ((const char *) &rows[i] + offset);
+
+		nulls[i] = v == NULL;
+		values[i] = v ? CStringGetTextDatum(v) : (Datum) 0;
+	}
+	return PointerGetDatum(construct_md_array(values, nulls, 1, dims, lbs, TEXTOID, -1, false,
+											  TYPALIGN_INT));
+}
+
+/*
+ * Keep rows the copy cannot take (on_bad_row 'quarantine'), a batch in one
+ * statement: one row at a time, a first load with thousands of bad rows
+ * paid a statement (and a scan of the table's quarantine) for each.  A
+ * row the quarantine already holds (same table, key, column, raw value and
+ * reason, and for a row without a key the same row_digest: the same bad
+ * row pulled again) is not kept twice: its last_run_id, last_seen_at,
+ * times_seen and cursor_value are updated instead, and it is no longer
+ * resolved (nor a failed run's row) if it was; the same row twice in the
+ * batch is one row seen twice.  Returns how many of the rows an earlier
+ * run set aside first: the cycle does not count them against
+ * max_bad_row_ratio again (a row only kept by a failed run counts).
+ */
+int64
+CatalogQuarantine(TableConfig *cfg, int64 run_id, const QuarantineRow *rows, int nrows)
+{
+	CatalogUser saved;
+	Oid			types[8] = {TEXTOID, INT8OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+	TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
+	Datum		values[8];
+	int64		known = 0;
+	int			nestlevel;
+
+	if (nrows == 0)
+		return 0;
+	for (int i = 0; i < nrows; i++)
+		Assert((rows[i].key != NULL || rows[i].row_digest != NULL) && rows[i].reason != NULL);
+	values[0] = CStringGetTextDatum(cfg->name);
+	values[1] = Int64GetDatum(run_id);
+	values[2] = quarantine_field_array(rows, nrows, offsetof(QuarantineRow, key));
+	values[3] = quarantine_field_array(rows, nrows, offsetof(QuarantineRow, column));
+	values[4] = quarantine_field_array(rows, nrows, offsetof(QuarantineRow, raw));
+	values[5] = quarantine_field_array(rows, nrows, offsetof(QuarantineRow, reason));
+	values[6] = quarantine_field_array(rows, nrows, offsetof(QuarantineRow, cursor_value));
+	values[7] = quarantine_field_array(rows, nrows, offsetof(QuarantineRow, row_digest));
+
+	/*
+	 * A row's identity as one text ('k' and the key, or 'd' and the digest
+	 * of a row without one) with its reason: the batch and the table's
+	 * quarantine are matched by a hash join on them, the column and raw
+	 * value compared after.  The oldest quarantine row of an identity is
+	 * the one a row seen again updates.  Hash joins are allowed here (the
+	 * cycle's worker turns them off): a nested loop costs the batch's rows
+	 * times the quarantine's.
+	 */
+	saved = CatalogBecomeOwner();
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_hashjoin", "on", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	SPI_connect();
+	catalog_exec("WITH b AS (SELECT u.key, u.column_name, u.raw_value, u.reason, u.row_digest,"
+				 "   pg_catalog.count(*) AS seen, pg_catalog.min(u.n) AS first_n,"
+				 "   (pg_catalog.array_agg(u.cursor_value ORDER BY u.n DESC))[1] AS cursor_value,"
+				 "   COALESCE('k' OPERATOR(pg_catalog.||) u.key, 'd' OPERATOR(pg_catalog.||) u.row_digest) AS ident"
+				 "  FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5),"
+				 "   pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8)) WITH ORDINALITY"
+				 "   u(key, column_name, raw_value, reason, cursor_value, row_digest, n)"
+				 "  GROUP BY u.key, u.column_name, u.raw_value, u.reason, u.row_digest),"
+				 " q AS (SELECT DISTINCT ON (ident, q.reason, q.column_name, q.raw_value)"
+				 "   q.quarantine_id, q.run_id, q.failed_run, q.reason, q.column_name, q.raw_value,"
+				 "   COALESCE('k' OPERATOR(pg_catalog.||) q.key, 'd' OPERATOR(pg_catalog.||) q.row_digest) AS ident"
+				 "  FROM treble_sync.quarantine q WHERE q.table_name OPERATOR(pg_catalog.=) $1"
+				 "  AND q.owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
+				 "      WHERE t.name OPERATOR(pg_catalog.=) $1)"
+				 "  ORDER BY ident, q.reason, q.column_name, q.raw_value, q.quarantine_id),"
+				 " m AS (SELECT b.*, q.quarantine_id, q.run_id AS first_run_id, q.failed_run AS was_failed"
+				 "  FROM b LEFT JOIN q"
+				 "  ON q.ident OPERATOR(pg_catalog.=) b.ident AND q.reason OPERATOR(pg_catalog.=) b.reason"
+				 "  AND q.column_name IS NOT DISTINCT FROM b.column_name"
+				 "  AND q.raw_value IS NOT DISTINCT FROM b.raw_value),"
+				 " up AS (UPDATE treble_sync.quarantine q SET last_run_id = $2,"
+				 "   last_seen_at = pg_catalog.clock_timestamp(),"
+				 "   times_seen = q.times_seen OPERATOR(pg_catalog.+) m.seen,"
+				 "   cursor_value = m.cursor_value, resolved_run_id = NULL, failed_run = false"
+				 "  FROM m WHERE q.quarantine_id OPERATOR(pg_catalog.=) m.quarantine_id"
+				 "  RETURNING CASE WHEN m.first_run_id OPERATOR(pg_catalog.<>) $2"
+				 "   AND NOT m.was_failed THEN m.seen ELSE 0 END AS known),"
+				 " ins AS (INSERT INTO treble_sync.quarantine (table_name, run_id, key, column_name,"
+				 "   raw_value, reason, last_run_id, cursor_value, row_digest, times_seen, failed_run)"
+				 "  SELECT $1, $2, m.key, m.column_name, m.raw_value, m.reason, $2, m.cursor_value,"
+				 "   m.row_digest, m.seen, false FROM m WHERE m.quarantine_id IS NULL"
+				 "  ORDER BY m.first_n)"
+				 " SELECT CAST(COALESCE(pg_catalog.sum(known), 0) AS pg_catalog.int8) FROM up",
+				 8, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+
+		known = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	AtEOXact_GUC(true, nestlevel);
+	CatalogRestoreUser(saved);
+	Assert(known >= 0 && known <= nrows);
+	return known;
 }
 
 /*
@@ -1331,7 +1440,7 @@ CatalogQuarantineFailedRow(const char *table_name, int64 run_id, const char *key
 }
 
 /*
- * CatalogQuarantine() for a table by name, failed_run telling whether the
+ * Keep one row for a table by name, failed_run telling whether the
  * row failed its run (on_bad_row 'fail') or was set aside; the
  * quarantine_id of the row kept (new or updated) into *id if id is not
  * NULL.  A row only kept as the evidence of a failed run was never set
@@ -1398,14 +1507,14 @@ quarantine_row(const char *table_name, int64 run_id, const char *key, const char
 }
 
 /*
- * The key (as the quarantine writes it) and cursor_value (or NULL) of
- * every unresolved quarantine row of a table with a key, as two text arrays
- * of the same length, in the caller's memory context; false if there are
- * none.  Read as the extension owner: the cycle's role need not read the
+ * The keys (as the quarantine writes them) of the unresolved quarantine
+ * rows of a table with a key, and their versions, each as the key, a
+ * newline and the cursor_value (rows without one left out), as two text
+ * arrays in the caller's memory context; false if there are none.  Read as the extension owner: the cycle's role need not read the
  * quarantine.
  */
 bool
-CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors)
+CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *versions)
 {
 	CatalogUser saved = CatalogBecomeOwner();
 	Oid			types[1] = {TEXTOID};
@@ -1414,7 +1523,9 @@ CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors)
 	bool		found = false;
 
 	SPI_connect();
-	catalog_exec("SELECT pg_catalog.array_agg(key), pg_catalog.array_agg(cursor_value)"
+	catalog_exec("SELECT pg_catalog.array_agg(key), COALESCE(pg_catalog.array_agg("
+				 "   key OPERATOR(pg_catalog.||) E'\\n' OPERATOR(pg_catalog.||) cursor_value)"
+				 "   FILTER (WHERE cursor_value IS NOT NULL), '{}')"
 				 " FROM treble_sync.quarantine WHERE table_name OPERATOR(pg_catalog.=) $1"
 				 " AND owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
 				 "     WHERE t.name OPERATOR(pg_catalog.=) $1)"
@@ -1431,7 +1542,7 @@ CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors)
 			MemoryContext old = MemoryContextSwitchTo(cxt);
 
 			*keys = PointerGetDatum(DatumGetArrayTypePCopy(k));
-			*cursors = PointerGetDatum(DatumGetArrayTypePCopy(c));
+			*versions = PointerGetDatum(DatumGetArrayTypePCopy(c));
 			MemoryContextSwitchTo(old);
 			found = true;
 		}

@@ -71,13 +71,23 @@ extern bytea *CatalogMaskSalt(Oid owner);
 extern void CatalogSetRunDetails(int64 run_id, int attempts, const char *cut,
 								 const char *drift, const char *warnings);
 extern Datum CatalogSetRemoteColumns(TableConfig *cfg);
-extern bool CatalogQuarantine(TableConfig *cfg, int64 run_id, const char *key,
-							  const char *column, const char *raw, const char *reason,
-							  const char *cursor_value, const char *row_digest);
+/* A row set aside under on_bad_row 'quarantine', to be kept (CatalogQuarantine) */
+typedef struct QuarantineRow
+{
+	const char *key;			/* or NULL: then row_digest */
+	const char *column;
+	const char *raw;
+	const char *reason;
+	const char *cursor_value;
+	const char *row_digest;
+} QuarantineRow;
+
+extern int64 CatalogQuarantine(TableConfig *cfg, int64 run_id, const QuarantineRow *rows,
+							   int nrows);
 extern int64 CatalogQuarantineFailedRow(const char *table_name, int64 run_id, const char *key,
 										const char *column, const char *raw, const char *reason,
 										const char *cursor_value);
-extern bool CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *cursors);
+extern bool CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *versions);
 extern void CatalogResolveQuarantine(TableConfig *cfg, int64 run_id, Datum keys);
 extern BadRowPolicy CatalogParseBadRow(const char *name);
 extern DriftPolicy CatalogParseDrift(const char *name);

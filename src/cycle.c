@@ -704,6 +704,28 @@ upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *resul
 }
 
 /*
+ * The keys of the rows this cycle set aside as bad (result->bad_keys), as
+ * a text array in the quarantine's form: keys the warehouse has, whose
+ * newest version the copy cannot take.  An empty array if none.
+ */
+static Datum
+bad_keys_array(CycleResult *result)
+{
+	int			n = list_length(result->bad_keys);
+	Datum	   *keys = palloc(sizeof(Datum) * Max(n, 1));
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, result->bad_keys)
+	{
+		CHECK_FOR_INTERRUPTS();
+		keys[i++] = CStringGetTextDatum(lfirst(lc));
+	}
+	Assert(i == n);
+	return PointerGetDatum(construct_array(keys, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
  * Step 4: remove from the copy's hot window every row the warehouse's
  * window (as pulled, cursor <= T) no longer has.  Runs after the upsert, so
  * a row whose event date moved out of the window has already moved in the
@@ -718,16 +740,24 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 			   bool by_keys, Datum gone, CycleResult *result)
 {
 	const char *ev = quote_identifier(cfg->event_column);
-	Oid			types[3] = {TIMESTAMPOID, TIMESTAMPOID, InvalidOid};
-	Datum		values[3] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi), gone};
+	Oid			types[4] = {TIMESTAMPOID, TIMESTAMPOID, INT4OID, TEXTARRAYOID};
+	Datum		values[4] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi),
+	Int32GetDatum(0), bad_keys_array(result)};
 	char	   *in_window;
 	char	   *sql;
 
-	/* a copy row of the window that no staged row of the window has */
+	/*
+	 * A copy row of the window that no staged row of the window has, and
+	 * whose key was not set aside as bad by this cycle: the warehouse still
+	 * has that key (its newest version is bad), so the copy keeps its last
+	 * good version.  The keys compare as text, as the quarantine writes
+	 * them (StageQuarantineKey()).
+	 */
 	in_window = psprintf("t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2"
 						 " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
-						 " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
-						 ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev);
+						 " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)"
+						 " AND NOT %s OPERATOR(pg_catalog.=) ANY ($4)",
+						 ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev, StageQuarantineKey(cfg, "t"));
 	if (gone != (Datum) 0)
 	{
 		ArrayType  *keys = DatumGetArrayTypeP(gone);
@@ -738,11 +768,12 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 			return;
 		}
 		types[2] = get_array_type(ARR_ELEMTYPE(keys));
+		values[2] = gone;
 		sql = psprintf("DELETE FROM %s t WHERE t.%s %s ANY ($3) AND %s", qlocal,
 					   quote_identifier(linitial(cfg->key_columns)),
 					   LocalColumnOperator(cfg, linitial(cfg->key_columns), TYPECACHE_EQ_OPR),
 					   in_window);
-		result->rows_deleted = run_sql(sql, 3, types, values, SPI_OK_DELETE);
+		result->rows_deleted = run_sql(sql, 4, types, values, SPI_OK_DELETE);
 	}
 	else
 	{
@@ -750,7 +781,7 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 					   by_keys ? psprintf(" AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %s)",
 										  LocalKeyJoin(cfg, "t", "w")) : "");
 		/* the copy's window, by its event index, against the staged rows and keys */
-		result->rows_deleted = run_sql_hashing(sql, 2, types, values, SPI_OK_DELETE, 0);
+		result->rows_deleted = run_sql_hashing(sql, 4, types, values, SPI_OK_DELETE, 0);
 	}
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
@@ -1125,7 +1156,9 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	const char *gt = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_GT_OPR);
 	const char *eq = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_EQ_OPR);
 	Oid			types[4] = {TIMESTAMPOID, TIMESTAMPOID, TEXTARRAYOID, TEXTARRAYOID};
-	Datum		values[4] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
+	Datum		values[4] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi),
+	(Datum) 0, bad_keys_array(result)};
+	Datum		quarantined_keys;
 	bool		quarantined;
 	char	   *sql;
 	uint64		nkeys;
@@ -1150,7 +1183,8 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 				   " FULL JOIN"
 				   " (SELECT %9$s, t.%2$s, true AS \"treble_sync hit\" FROM %4$s t"
 				   "  WHERE t.%8$s OPERATOR(pg_catalog.>=) $1 AND t.%8$s OPERATOR(pg_catalog.<) $2"
-				   "  AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %10$s)) c"
+				   "  AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %10$s)"
+				   "  AND NOT %13$s OPERATOR(pg_catalog.=) ANY ($4)) c"
 				   " ON %12$s"
 				   " WHERE CASE WHEN w.\"treble_sync hit\" IS NULL THEN true"
 				   "  WHEN c.\"treble_sync hit\" IS NOT NULL THEN NOT COALESCE(c.%2$s %6$s w.%2$s, false)"
@@ -1159,7 +1193,7 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 				   keys, cur, LocalKeyJoin(cfg, "s", "w"), qlocal, LocalKeyJoin(cfg, "t", "w"),
 				   eq, gt, ev, LocalColumnList(cfg->key_columns, "t"),
 				   LocalKeyJoin(cfg, "s", "t"), LocalCoalescedColumns(cfg->key_columns, "w", "c"),
-				   LocalKeyJoin(cfg, "w", "c"));
+				   LocalKeyJoin(cfg, "w", "c"), StageQuarantineKey(cfg, "t"));
 
 	/*
 	 * A window key whose newest version the quarantine holds (same key,
@@ -1168,18 +1202,28 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	 * version (another cursor) differs, and comes.
 	 */
 	quarantined = cfg->on_bad_row == BAD_ROW_QUARANTINE &&
-		CatalogQuarantinedVersions(cfg, &values[2], &values[3]);
+		CatalogQuarantinedVersions(cfg, &quarantined_keys, &values[2]);
 	if (quarantined)
-		sql = psprintf("%s AND NOT (w.\"treble_sync hit\" IS NOT NULL AND EXISTS ("
-					   "SELECT 1 FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4)) q(k, c)"
-					   " WHERE q.k OPERATOR(pg_catalog.=) %s"
-					   " AND (q.c OPERATOR(pg_catalog.=) CAST(w.%s AS pg_catalog.text)%s)))",
-					   sql, StageQuarantineKey(cfg, "w"), cur,
+	{
+		/*
+		 * The versions as "key<newline>cursor" (a key in COPY text has no
+		 * raw newline), matched by = ANY over the array, which the
+		 * planner hashes: the cost grows with the window's keys plus the
+		 * quarantine's, not with their product.
+		 */
+		char	   *version = psprintf("%s OPERATOR(pg_catalog.||) E'\\n' OPERATOR(pg_catalog.||) ",
+									   StageQuarantineKey(cfg, "w"));
+
+		sql = psprintf("%s AND NOT (w.\"treble_sync hit\" IS NOT NULL AND"
+					   " (%sCAST(w.%s AS pg_catalog.text) OPERATOR(pg_catalog.=) ANY ($3)%s))",
+					   sql, version, cur,
 					   cfg->cursor_kind == CURSOR_INTEGER ? "" :
-					   psprintf(" OR q.c OPERATOR(pg_catalog.=) pg_catalog.to_char(w.%s, 'YYYY-MM-DD HH24:MI:SS.US')",
-								cur));
-	run_sql_hashing(sql, quarantined ? 4 : 2, types, values, SPI_OK_SELECT,
-					WINDOW_REPULL_MAX_KEYS + 1);
+					   psprintf(" OR %spg_catalog.to_char(w.%s, 'YYYY-MM-DD HH24:MI:SS.US')"
+								" OPERATOR(pg_catalog.=) ANY ($3)", version, cur));
+	}
+	else
+		values[2] = PointerGetDatum(construct_empty_array(TEXTOID));
+	run_sql_hashing(sql, 4, types, values, SPI_OK_SELECT, WINDOW_REPULL_MAX_KEYS + 1);
 	nkeys = SPI_processed;
 	ereport(DEBUG1,
 			(errmsg_internal("%s" UINT64_FORMAT " keys of the hot window of \"%s\" differ",

@@ -866,7 +866,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	if (!WorkerTryLockTable(cfg->table_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("a cycle of \"%s\" is running", cfg->name),
+				 errmsg("a cycle or another change of \"%s\" is running", cfg->name),
 				 errhint("Wait for it to end, then rewind.")));
 	/* read again under the lock: a cycle that just ended moved the watermark */
 	cfg = CatalogGetTableById(cfg->table_id);

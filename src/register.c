@@ -863,8 +863,8 @@ require_no_cycle(TableConfig *cfg, const char *function)
 	if (!WorkerTryLockTable(cfg->table_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("a cycle of \"%s\" is running", cfg->name),
-				 errdetail("%s() does not change a registration while its cycle runs.", function),
+				 errmsg("a cycle or another change of \"%s\" is running", cfg->name),
+				 errdetail("%s() does not change a registration while its cycle, or another call that changes it, runs.", function),
 				 errhint("Wait for it to end, or cancel it: SELECT pg_cancel_backend(worker_pid) FROM treble_sync.progress WHERE table_name = %s;",
 						 quote_literal_cstr(cfg->name))));
 }

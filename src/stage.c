@@ -37,6 +37,7 @@
 #include "nodes/makefuncs.h"
 #include "parser/parse_relation.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -102,7 +103,19 @@ typedef struct StageFeed
 	Relation	copy_rel;
 	ParseState *copy_pstate;
 	List	   *copy_columns;	/* the synced columns: the copy may have more */
+	/* bad rows to be quarantined, kept in one statement per batch */
+	MemoryContext set_aside_cxt;
+	QuarantineRow *set_aside;
+	int			nset_aside;
+	Size		set_aside_bytes;
 } StageFeed;
+
+/*
+ * The most bad rows, and bytes of their raw values, held before they are
+ * written to the quarantine in one statement.
+ */
+#define QUARANTINE_BATCH_ROWS 10000
+#define QUARANTINE_BATCH_BYTES (64 * 1024 * 1024)
 
 /* Rows between two progress updates. */
 #define STAGE_PROGRESS_ROWS 4096
@@ -137,6 +150,8 @@ static const char *const bad_value_reasons[] = {
 static char *line_key(const char *line, int len);
 static char *line_field(const char *line, int len, int col);
 static void bad_row(const char *line, const char *column, const char *reason, bool null_key);
+static void flush_set_aside(void);
+static void load_around_bad_rows(Relation rel, ParseState *pstate, List *options);
 static void send_null_key(int col);
 static void send_bad_value(int col, BadValue why);
 static bool receive_batch(void);
@@ -682,11 +697,12 @@ line_field(const char *line, int len, int col)
  * the first error ends.
  *
  * Returns true with *line (0-based in the batch) and *col set when some
- * value fails; false if all convert (the error was not about one value).
- * Errors other than data errors (class 22 or 23) are raised.
+ * value fails, and *message (unless NULL) set to the error's message;
+ * false if all convert (the error was not about one value).  Errors other
+ * than data errors (class 22 or 23) are raised.
  */
 static bool
-locate_bad_value(int from, int to, int *line, int *col)
+locate_bad_value(int from, int to, int *line, int *col, char **message)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -727,7 +743,11 @@ locate_bad_value(int from, int to, int *line, int *col)
 	}
 	PG_CATCH();
 	{
-		FreeErrorData(rollback_data_error(cxt, owner));
+		ErrorData  *edata = rollback_data_error(cxt, owner);
+
+		if (message)
+			*message = pstrdup(edata->message);
+		FreeErrorData(edata);
 		found = true;
 	}
 	PG_END_TRY();
@@ -814,22 +834,142 @@ bad_row(const char *line, const char *column, const char *reason, bool null_key)
 
 	Assert(line != NULL);
 	feed->result->rows_bad++;
+	if (!null_key)
+	{
+		/* the warehouse has this key: the window refresh must not drop it */
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		key = line_key(line, len);
+		feed->result->bad_keys = lappend(feed->result->bad_keys, key);
+		MemoryContextSwitchTo(old);
+	}
 	if (feed->cfg->on_bad_row != BAD_ROW_QUARANTINE)
 		return;
 	if (null_key)
 		digest = row_digest(line, len);
 	else
 	{
-		key = line_key(line, len);
 		for (int i = 0; column && i < feed->ncols; i++)
 			if (strcmp(feed->names[i], column) == 0)
 				raw = feed->is_masked[i] ? pstrdup("(masked)") : line_field(line, len, i);
 	}
 	if (feed->cursor_col >= 0)
 		cursor = line_field(line, len, feed->cursor_col);
-	if (CatalogQuarantine(feed->cfg, feed->result->run_id, key, column, raw, reason, cursor,
-						  digest))
-		feed->result->rows_bad_known++;
+
+	/* kept with the next batch (flush_set_aside()) */
+	Assert(feed->set_aside_cxt != NULL);
+	if (feed->nset_aside >= QUARANTINE_BATCH_ROWS ||
+		feed->set_aside_bytes >= QUARANTINE_BATCH_BYTES)
+		flush_set_aside();
+	{
+		MemoryContext old = MemoryContextSwitchTo(feed->set_aside_cxt);
+		QuarantineRow *row;
+
+		if (feed->set_aside == NULL)
+			feed->set_aside = palloc(sizeof(QuarantineRow) * QUARANTINE_BATCH_ROWS);
+		row = &feed->set_aside[feed->nset_aside++];
+		row->key = key ? pstrdup(key) : NULL;
+		row->column = column ? pstrdup(column) : NULL;
+		row->raw = raw ? pstrdup(raw) : NULL;
+		row->reason = pstrdup(reason);
+		row->cursor_value = cursor ? pstrdup(cursor) : NULL;
+		row->row_digest = digest ? pstrdup(digest) : NULL;
+		feed->set_aside_bytes += (raw ? strlen(raw) : 0) + (key ? strlen(key) : 0);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * Write the bad rows held so far to the quarantine, in one statement, and
+ * count those an earlier run had kept already (rows_bad_known).
+ */
+static void
+flush_set_aside(void)
+{
+	int64		known;
+
+	if (feed->nset_aside == 0)
+		return;
+	known = CatalogQuarantine(feed->cfg, feed->result->run_id, feed->set_aside,
+							  feed->nset_aside);
+	feed->result->rows_bad_known += known;
+	feed->set_aside = NULL;
+	feed->nset_aside = 0;
+	feed->set_aside_bytes = 0;
+	MemoryContextReset(feed->set_aside_cxt);
+}
+
+/*
+ * Load lines [from, to) of a batch one line at a time, setting aside each
+ * line the staging table refuses.
+ */
+static void
+load_lines_one_by_one(Relation rel, ParseState *pstate, List *options, int from, int to)
+{
+	for (int l = from; l < to; l++)
+	{
+		ErrorData  *edata;
+		int			bad_line;
+		int			bad_col;
+
+		edata = try_copy_lines(rel, pstate, NIL, options, l, l + 1);
+		if (edata == NULL)
+			continue;
+		if (!locate_bad_value(l, l + 1, &bad_line, &bad_col, NULL))
+			bad_col = -1;
+		bad_row(pnstrdup(feed->batch.data + feed->offsets[l],
+						 feed->offsets[l + 1] - feed->offsets[l]),
+				bad_col >= 0 ? feed->names[bad_col] : NULL, edata->message, false);
+		FreeErrorData(edata);
+	}
+}
+
+/*
+ * A batch the staging table refused, under 'quarantine' or 'skip': the
+ * first value the local types reject is found by their input functions
+ * (locate_bad_value(), no COPY), the lines before it are loaded by one
+ * COPY and its line is set aside, and so on.  One COPY per line, as
+ * before, cost milliseconds for each line of every batch that held a bad
+ * value.  Lines refused for another reason (a constraint of the staging
+ * table, an error no value's input shows) are loaded one by one.
+ */
+static void
+load_around_bad_rows(Relation rel, ParseState *pstate, List *options)
+{
+	int			pos = 0;
+
+	while (pos < feed->nlines)
+	{
+		int			bad_line;
+		int			bad_col;
+		char	   *message = NULL;
+		int			end = feed->nlines;
+		bool		found;
+		ErrorData  *edata;
+
+		CHECK_FOR_INTERRUPTS();
+		found = locate_bad_value(pos, feed->nlines, &bad_line, &bad_col, &message);
+		if (found)
+		{
+			Assert(bad_line >= pos && bad_line < feed->nlines);
+			end = bad_line;
+		}
+		if (end > pos)
+		{
+			edata = try_copy_lines(rel, pstate, NIL, options, pos, end);
+			if (edata != NULL)
+			{
+				FreeErrorData(edata);
+				load_lines_one_by_one(rel, pstate, options, pos, end);
+			}
+		}
+		if (!found)
+			break;
+		bad_row(pnstrdup(feed->batch.data + feed->offsets[bad_line],
+						 feed->offsets[bad_line + 1] - feed->offsets[bad_line]),
+				feed->names[bad_col], message, false);
+		pos = bad_line + 1;
+	}
 }
 
 /*
@@ -858,7 +998,7 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 	if (edata == NULL)
 		return;
 
-	if (!locate_bad_value(0, feed->nlines, &line, &col))
+	if (!locate_bad_value(0, feed->nlines, &line, &col, NULL))
 	{
 		/* not one value's fault: the first line COPY rejects on its own */
 		col = -1;
@@ -1254,6 +1394,13 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 }
 
 /*
+ * The fewest rows max_bad_row_ratio is applied to (docs/functions.md): at
+ * the default ratio, a cycle may set aside 2 new bad rows however few it
+ * pulled.
+ */
+#define BAD_ROW_RATIO_MIN_ROWS 100
+
+/*
  * Load the rows of a remote statement into the staging table (or the
  * copy, target->copy_relid), counting rows and bytes into result: those
  * of stmt, already executed, or else of sql with its parameters, which
@@ -1284,6 +1431,8 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	memset(&state, 0, sizeof(state));
 	state.cfg = cfg;
 	state.result = result;
+	state.set_aside_cxt = AllocSetContextCreate(load_cxt, "treble_sync bad rows",
+												ALLOCSET_DEFAULT_SIZES);
 	state.ncols = list_length(cfg->columns);
 	state.is_binary = palloc0(sizeof(bool) * state.ncols);
 	state.text_as_bytes = palloc0(sizeof(bool) * state.ncols);
@@ -1396,23 +1545,10 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 			}
 			if (try_copy_lines(rel, pstate, NIL, options, 0, feed->nlines) == NULL)
 				continue;
-			/* a bad value in the batch: load it row by row */
-			for (int l = 0; l < feed->nlines; l++)
-			{
-				int			bad_line;
-				int			bad_col;
-
-				edata = try_copy_lines(rel, pstate, NIL, options, l, l + 1);
-				if (edata == NULL)
-					continue;
-				if (!locate_bad_value(l, l + 1, &bad_line, &bad_col))
-					bad_col = -1;
-				bad_row(pnstrdup(feed->batch.data + feed->offsets[l],
-								 feed->offsets[l + 1] - feed->offsets[l]),
-						bad_col >= 0 ? feed->names[bad_col] : NULL, edata->message, false);
-			}
+			load_around_bad_rows(rel, pstate, options);
 		}
 		report_progress();
+		flush_set_aside();
 	}
 	PG_FINALLY();
 	{
@@ -1425,11 +1561,18 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 	if (own_stmt != SQL_NULL_HSTMT)
 		OdbcFreeStatement(conn, own_stmt);
 
-	/* the rows an earlier run quarantined already counted then */
+	/*
+	 * The rows an earlier run quarantined already counted then.  A pull of
+	 * fewer than BAD_ROW_RATIO_MIN_ROWS rows is judged as if it had that
+	 * many: one bad row in a quiet hour is set aside, not "1 of 1" that
+	 * stops the table (a failed cycle remembers nothing, so it would count
+	 * again every cycle); a feed whose rows turn bad still stops it.
+	 */
 	Assert(result->rows_bad_known >= 0 && result->rows_bad_known <= result->rows_bad);
 	new_bad = result->rows_bad - result->rows_bad_known;
 	if (new_bad > 0 && cfg->on_bad_row != BAD_ROW_FAIL &&
-		(double) new_bad > cfg->max_bad_row_ratio * (double) result->rows_pulled)
+		(double) new_bad > cfg->max_bad_row_ratio *
+		(double) Max(result->rows_pulled, BAD_ROW_RATIO_MIN_ROWS))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("too many bad rows from warehouse table \"%s\": " INT64_FORMAT " of " INT64_FORMAT,
@@ -1511,11 +1654,21 @@ StageResolveQuarantine(TableConfig *cfg, int64 run_id)
 	Datum		values[1];
 	bool		isnull;
 	Datum		found;
+	int			nestlevel;
 
 	if (cfg->on_bad_row == BAD_ROW_SKIP || run_id <= 0 ||
 		!CatalogQuarantinedVersions(cfg, &keys, &cursors))
 		return;
 	values[0] = keys;
+
+	/*
+	 * The quarantined keys against the staged rows by a hash join (which
+	 * the worker otherwise turns off): probing the staged rows for each
+	 * key cost their product.
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_hashjoin", "on", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.array_agg(q.k) FROM"
 									   " (SELECT DISTINCT k FROM pg_catalog.unnest($1) k) q"
 									   " WHERE EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
@@ -1524,6 +1677,7 @@ StageResolveQuarantine(TableConfig *cfg, int64 run_id)
 							  1, types, values, NULL, false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not look up the quarantined keys of \"%s\"", cfg->name);
+	AtEOXact_GUC(true, nestlevel);
 	found = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull)
 		CatalogResolveQuarantine(cfg, run_id, found);

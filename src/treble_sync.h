@@ -171,6 +171,10 @@ typedef struct CycleResult
 	int64		rows_bad;		/* rows set aside (quarantined or skipped) */
 	int64		rows_bad_known; /* of those, already quarantined by an earlier
 								 * run: not counted against max_bad_row_ratio */
+	List	   *bad_keys;		/* keys (text, as the quarantine writes them)
+								 * of the rows set aside, in
+								 * TopTransactionContext: the warehouse still
+								 * has them, the window refresh keeps them */
 	int64		rows_null_cursor;	/* warehouse rows with a NULL cursor */
 	char	   *warnings;		/* NULL cursors, failed 'warn' checks; or NULL */
 	int64		run_id;			/* the run these figures belong to */
