@@ -1,0 +1,47 @@
+-- SQLite warehouses whose names or file encoding the driver alters: a
+-- column name that is not UTF-8 (the driver drops the bad byte, so the
+-- registration names a column the table does not have, which SQLite
+-- would read as a string literal: every row would land as the column's
+-- name), and a file stored as UTF-16 (whose text read as bytes is UTF-16
+-- code units).  Each is refused or fails; no value lands changed.
+SET datestyle = ISO;
+SELECT dir AS wh_dir FROM regress_wh \gset
+\setenv TS_REGRESS_WH :wh_dir/wh.db
+\setenv TS_REGRESS_WH_DIR :wh_dir
+
+-- a column named "a" 0xFF "b"
+\! printf 'CREATE TABLE badname (id INTEGER PRIMARY KEY, "a\377b" TEXT, synced_at TIMESTAMP); INSERT INTO badname VALUES (1, %s, %s);' "'secret value'" "'2026-11-28 10:00:00'" | sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT name, columns FROM treble_sync.add_table('badname', 'wh', key_columns => '{id}');
+SELECT status, rows_pulled, rows_inserted, split_part(error, E'\n', 1) AS error
+FROM treble_sync.sync_table('badname');
+SELECT count(*) AS landed FROM badname;
+SELECT day, match FROM treble_sync.verify('badname');
+SELECT treble_sync.remove_table('badname', drop_local => true);
+
+-- a column that is gone from the table is an error too, not its name as text
+SELECT $$ CREATE TABLE gone (id INTEGER PRIMARY KEY, v TEXT, synced_at TIMESTAMP);
+INSERT INTO gone VALUES (1, 'kept', '2026-11-28 10:00:00'); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT name FROM treble_sync.add_table('gone', 'wh', key_columns => '{id}');
+SELECT status, rows_pulled FROM treble_sync.sync_table('gone');
+SELECT $$ ALTER TABLE gone RENAME COLUMN v TO w;
+INSERT INTO gone VALUES (2, 'new', '2026-11-28 11:00:00'); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, rows_pulled, rows_inserted FROM treble_sync.sync_table('gone');
+SELECT id, v FROM gone ORDER BY id;
+SELECT treble_sync.remove_table('gone', drop_local => true);
+
+-- a file stored as UTF-16
+\! sqlite3 -bail -batch "$TS_REGRESS_WH_DIR/u16.db" "PRAGMA encoding='UTF-16le'; CREATE TABLE u16 (id INTEGER PRIMARY KEY, v TEXT, synced_at TIMESTAMP); INSERT INTO u16 VALUES (1, '中你', '2026-11-28 10:00:00');" && chmod 644 "$TS_REGRESS_WH_DIR/u16.db"
+\set conn 'Driver={SQLite3};Database=' :wh_dir /u16.db
+CREATE SERVER u16 FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string :'conn');
+CREATE USER MAPPING FOR CURRENT_USER SERVER u16;
+CREATE TABLE u16 (id bigint PRIMARY KEY, v text, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('u16', 'u16', key_columns => '{id}', local_table => 'u16');
+SELECT status, rows_pulled, rows_inserted, split_part(error, E'\n', 1) AS error
+FROM treble_sync.sync_table('u16');
+SELECT count(*) AS landed FROM u16;
+SELECT treble_sync.remove_table('u16');
+DROP TABLE u16;
+DROP SERVER u16 CASCADE;
+\! rm -f "$TS_REGRESS_WH_DIR/u16.db"
