@@ -31,16 +31,21 @@ SELECT status, rows_pulled, rows_inserted FROM treble_sync.sync_table('gone');
 SELECT id, v FROM gone ORDER BY id;
 SELECT treble_sync.remove_table('gone', drop_local => true);
 
--- a file stored as UTF-16
+-- a file stored as UTF-16: refused at registration
 \! sqlite3 -bail -batch "$TS_REGRESS_WH_DIR/u16.db" "PRAGMA encoding='UTF-16le'; CREATE TABLE u16 (id INTEGER PRIMARY KEY, v TEXT, synced_at TIMESTAMP); INSERT INTO u16 VALUES (1, '中你', '2026-11-28 10:00:00');" && chmod 644 "$TS_REGRESS_WH_DIR/u16.db"
 \set conn 'Driver={SQLite3};Database=' :wh_dir /u16.db
 CREATE SERVER u16 FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string :'conn');
 CREATE USER MAPPING FOR CURRENT_USER SERVER u16;
 CREATE TABLE u16 (id bigint PRIMARY KEY, v text, synced_at timestamp);
 SELECT name FROM treble_sync.add_table('u16', 'u16', key_columns => '{id}', local_table => 'u16');
-SELECT status, rows_pulled, rows_inserted, split_part(error, E'\n', 1) AS error
+-- and by a cycle, when the file registered is replaced by a UTF-16 one
+\! rm -f "$TS_REGRESS_WH_DIR/u16.db" && sqlite3 -bail -batch "$TS_REGRESS_WH_DIR/u16.db" "CREATE TABLE u16 (id INTEGER PRIMARY KEY, v TEXT, synced_at TIMESTAMP); INSERT INTO u16 VALUES (1, 'ascii', '2026-11-28 10:00:00');" && chmod 644 "$TS_REGRESS_WH_DIR/u16.db"
+SELECT name FROM treble_sync.add_table('u16', 'u16', key_columns => '{id}', local_table => 'u16');
+SELECT status, rows_pulled, rows_inserted FROM treble_sync.sync_table('u16');
+\! rm -f "$TS_REGRESS_WH_DIR/u16.db" && sqlite3 -bail -batch "$TS_REGRESS_WH_DIR/u16.db" "PRAGMA encoding='UTF-16le'; CREATE TABLE u16 (id INTEGER PRIMARY KEY, v TEXT, synced_at TIMESTAMP); INSERT INTO u16 VALUES (1, '中你', '2026-11-28 11:00:00');" && chmod 644 "$TS_REGRESS_WH_DIR/u16.db"
+SELECT status, rows_pulled, rows_updated, split_part(error, E'\n', 1) AS error
 FROM treble_sync.sync_table('u16');
-SELECT count(*) AS landed FROM u16;
+SELECT id, v FROM u16;
 SELECT treble_sync.remove_table('u16');
 DROP TABLE u16;
 DROP SERVER u16 CASCADE;
