@@ -13,6 +13,13 @@ SELECT dir AS wh_dir FROM regress_wh \gset
 \! printf 'CREATE TABLE badname (id INTEGER PRIMARY KEY, "a\377b" TEXT, synced_at TIMESTAMP); INSERT INTO badname VALUES (1, %s, %s);' "'secret value'" "'2026-11-28 10:00:00'" | sqlite3 -bail -batch "$TS_REGRESS_WH"
 SELECT name, columns FROM treble_sync.add_table('badname', 'wh', key_columns => '{id}');
 SELECT count(*) FROM treble_sync.tables WHERE name = 'badname';
+-- a column or a table named with a character beyond the Basic Multilingual
+-- Plane, which the driver cannot send in a statement
+SELECT $$ CREATE TABLE planes (id INTEGER PRIMARY KEY, "a😀b" TEXT, synced_at TIMESTAMP);
+CREATE TABLE "t😀" (id INTEGER PRIMARY KEY, v TEXT, synced_at TIMESTAMP); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT name FROM treble_sync.add_table('planes', 'wh', key_columns => '{id}');
+SELECT name FROM treble_sync.add_table('t😀', 'wh', key_columns => '{id}', name => 't_plane');
 -- and by a cycle, once a column was renamed so in the warehouse
 SELECT $$ CREATE TABLE laterbad (id INTEGER PRIMARY KEY, v TEXT, synced_at TIMESTAMP);
 INSERT INTO laterbad VALUES (1, 'kept', '2026-11-28 10:00:00'); $$

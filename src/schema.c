@@ -167,11 +167,27 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 }
 
 /*
+ * Whether a UTF-8 name holds a character beyond the Basic Multilingual
+ * Plane (a 4-byte sequence), which SQLite's driver cannot take in a
+ * statement: its conversion of the statement's UTF-16 breaks the pair of
+ * surrogates, and the name no longer parses.
+ */
+static bool
+sqlite_name_beyond_bmp(const char *name, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char) name[i] >= 0xF0)
+			return true;
+	return false;
+}
+
+/*
  * SQLite's driver reports names through its UTF-16 conversion, which drops
  * the bytes that are not UTF-8: a column "a" 0xFF "b" is reported as "ab",
  * a name the table does not have.  So the names are read again as the
  * bytes SQLite stores (pragma_table_info), and a table is refused whose
- * column names are not valid UTF-8 or not all reported as stored.
+ * column names are not valid UTF-8 or not all reported as stored, or
+ * whose names the driver cannot send (sqlite_name_beyond_bmp()).
  */
 static void
 sqlite_check_column_names(OdbcConn *conn, RemoteTable *rt)
@@ -186,6 +202,14 @@ sqlite_check_column_names(OdbcConn *conn, RemoteTable *rt)
 				"SELECT CAST(name AS BLOB) FROM pragma_table_info(?, ?)" :
 				"SELECT CAST(name AS BLOB) FROM pragma_table_info(?)",
 				rt->schema && rt->schema[0] ? 2 : 1, params);
+	if (sqlite_name_beyond_bmp(rt->table, strlen(rt->table)) ||
+		(rt->schema && sqlite_name_beyond_bmp(rt->schema, strlen(rt->schema))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("warehouse table name \"%s\" holds a character beyond the Basic Multilingual Plane",
+						rt->table),
+				 errdetail("The SQLite driver cannot send such a name in a statement."),
+				 errhint("Register a view of the table under another name.")));
 	block = FetchBegin(conn, stmt, 1, is_binary, NULL);
 	while ((n = FetchNextBlock(block)) > 0)
 	{
@@ -209,6 +233,13 @@ sqlite_check_column_names(OdbcConn *conn, RemoteTable *rt)
 						 errdetail("The SQLite driver reports such a name with bytes dropped, a name the table does not have."),
 						 errhint("Rename the column in the warehouse to a UTF-8 name.")));
 			name = pnstrdup(data, len);
+			if (sqlite_name_beyond_bmp(data, len))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+						 errmsg("warehouse column \"%s\" of table \"%s\" holds a character beyond the Basic Multilingual Plane",
+								name, rt->table),
+						 errdetail("The SQLite driver cannot send such a name in a statement."),
+						 errhint("Rename the column in the warehouse, or register a view that renames it.")));
 			foreach(lc, rt->columns)
 				if (strcmp(((RemoteColumn *) lfirst(lc))->name, name) == 0)
 					reported = true;
