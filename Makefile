@@ -39,7 +39,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # The self-contained suite (sql/, expected/), in this order: setup creates
 # the SQLite warehouse file and its server, cleanup removes them.
-REGRESS      = setup register cycle window privileges options bad_rows nulls edge_values attack_bytes attack_extremes attack_odd_args attack_row_values attack_triggers cleanup
+REGRESS      = setup register cycle window privileges options bad_rows nulls edge_values attack_bytes attack_extremes attack_odd_args attack_row_values attack_triggers attack_sqlite_files cleanup
 REGRESS_OPTS = --inputdir=.
 
 # The multi-cluster suite (test/regress/): a second PostgreSQL cluster as the

@@ -68,6 +68,33 @@ remote_table(TableConfig *cfg, OdbcConn *conn)
 }
 
 /*
+ * A column, quoted, as a query over relation (the warehouse table's
+ * qualified name, or a subquery's alias) names it.  SQLite reads a
+ * double-quoted name that matches no column as a string literal, so a
+ * column gone from the table, or one whose name its driver reported
+ * altered (it drops the bytes of a name that are not UTF-8), would be
+ * selected as its own name in every row and compared so, silently; a
+ * qualified name is never read so, and fails.  Other warehouses get the
+ * name alone.
+ */
+static char *
+column_in(OdbcConn *conn, const char *relation, const char *column)
+{
+	char	   *q = OdbcQuoteIdent(conn, column);
+
+	if (!OdbcDriverIsSqlite(conn))
+		return q;
+	return psprintf("%s.%s", relation, q);
+}
+
+/* A column of the warehouse table, quoted as column_in() says. */
+static char *
+column_ref(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	return column_in(conn, remote_table(cfg, conn), column);
+}
+
+/*
  * A quoted timestamp column as the left side of a comparison with a
  * timestamp parameter ("col > ?", "col <= ?").  Timestamps go to ClickHouse
  * as text (odbc.c binds them so), which ClickHouse converts to the column's
@@ -95,7 +122,7 @@ timestamp_operand(OdbcConn *conn, const char *quoted_column)
 static char *
 cursor_operand(TableConfig *cfg, OdbcConn *conn)
 {
-	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
+	char	   *qcursor = column_ref(cfg, conn, cfg->cursor_column);
 
 	return cfg->cursor_kind == CURSOR_INTEGER ? qcursor : timestamp_operand(conn, qcursor);
 }
@@ -199,7 +226,7 @@ selected_as_text(TableConfig *cfg, const char *column)
 static char *
 remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
-	char	   *q = OdbcQuoteIdent(conn, column);
+	char	   *q = column_ref(cfg, conn, column);
 
 	if (is_remote_money(cfg, conn, column))
 		return psprintf("CAST(%s AS NUMERIC)", q);
@@ -255,11 +282,12 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 /*
  * The select list of a pull: the warehouse columns as remote_column()
  * selects them, a column of absent selected as NULL, and one whose text
- * is read as bytes (DeparseTextAsBytes) cast so.
+ * is read as bytes (DeparseTextAsBytes) cast so.  relation is what the
+ * query selects from (column_in()): the warehouse table, or a subquery.
  */
 static void
-append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *columns,
-					  List *absent)
+append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const char *relation,
+					  List *columns, List *absent)
 {
 	ListCell   *lc;
 
@@ -272,7 +300,9 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *co
 		if (SchemaListHasName(absent, col))
 			appendStringInfoString(sql, "NULL");
 		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
-			appendStringInfo(sql, "CAST(%s AS BLOB)", OdbcQuoteIdent(conn, col));
+			appendStringInfo(sql, "CAST(%s AS BLOB)", column_in(conn, relation, col));
+		else if (OdbcDriverIsSqlite(conn))
+			appendStringInfoString(sql, column_in(conn, relation, col));
 		else
 			appendStringInfoString(sql, remote_column(cfg, conn, col));
 	}
@@ -336,7 +366,7 @@ static void
 append_cut_candidate(StringInfo sql, TableConfig *cfg, OdbcConn *conn)
 {
 	appendStringInfo(sql, "%s <= %s", cursor_operand(cfg, conn), clock_limit(conn));
-	append_is_time(sql, conn, OdbcQuoteIdent(conn, cfg->cursor_column));
+	append_is_time(sql, conn, column_ref(cfg, conn, cfg->cursor_column));
 }
 
 /*
@@ -350,7 +380,7 @@ append_cut_bound(StringInfo sql, TableConfig *cfg, OdbcConn *conn)
 {
 	appendStringInfo(sql, "%s <= ?", cursor_operand(cfg, conn));
 	if (cursor_is_timestamp(cfg))
-		append_is_time(sql, conn, OdbcQuoteIdent(conn, cfg->cursor_column));
+		append_is_time(sql, conn, column_ref(cfg, conn, cfg->cursor_column));
 }
 
 /*
@@ -384,7 +414,7 @@ DeparseCut(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams)
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s",
-					 aggregate_expr(conn, "MAX", OdbcQuoteIdent(conn, cfg->cursor_column), integer),
+					 aggregate_expr(conn, "MAX", column_ref(cfg, conn, cfg->cursor_column), integer),
 					 remote_table(cfg, conn));
 	if (!integer)
 	{
@@ -408,7 +438,7 @@ DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 				 bool integer, bool bounded)
 {
 	StringInfoData sql;
-	char	   *qcol = OdbcQuoteIdent(conn, column);
+	char	   *qcol = column_ref(cfg, conn, column);
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s WHERE %s IS NOT NULL",
@@ -433,7 +463,7 @@ char *
 DeparseCursorCounts(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams)
 {
 	StringInfoData sql;
-	char	   *qcursor = OdbcQuoteIdent(conn, cfg->cursor_column);
+	char	   *qcursor = column_ref(cfg, conn, cfg->cursor_column);
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT COUNT(*) - COUNT(%s), ", qcursor);
@@ -481,7 +511,7 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 
 	if (spec->range_column)
 	{
-		char	   *qcol = timestamp_operand(conn, OdbcQuoteIdent(conn, spec->range_column));
+		char	   *qcol = timestamp_operand(conn, column_ref(cfg, conn, spec->range_column));
 
 		if (spec->open_ended)
 			appendStringInfo(sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
@@ -497,13 +527,13 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 	else if (spec->window_only)
 	{
 		appendStringInfo(sql, " AND %s > ?",
-						 timestamp_operand(conn, OdbcQuoteIdent(conn, cfg->event_column)));
+						 timestamp_operand(conn, column_ref(cfg, conn, cfg->event_column)));
 		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}
 	else if (spec->have_prev && spec->have_window)
 	{
 		appendStringInfo(sql, " AND (%s > ? OR %s > ?)", qcursor,
-						 timestamp_operand(conn, OdbcQuoteIdent(conn, cfg->event_column)));
+						 timestamp_operand(conn, column_ref(cfg, conn, cfg->event_column)));
 		params[(*nparams)++] = DeparseCursorParam(cfg, spec->prev);
 		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}
@@ -528,11 +558,12 @@ DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 	appendStringInfoString(&sql, "SELECT ");
 	if (spec->keys_only)
 	{
-		append_select_columns(&sql, cfg, conn, cfg->key_columns, NIL);
+		append_select_columns(&sql, cfg, conn, remote_table(cfg, conn), cfg->key_columns, NIL);
 		appendStringInfo(&sql, ", %s", remote_column(cfg, conn, cfg->cursor_column));
 	}
 	else
-		append_select_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
+		append_select_columns(&sql, cfg, conn, remote_table(cfg, conn), cfg->columns,
+							  cfg->absent_columns);
 	appendStringInfo(&sql, " FROM %s", remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
 	return sql.data;
@@ -553,12 +584,13 @@ DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	append_select_columns(&sql, cfg, conn, cfg->columns, cfg->absent_columns);
+	append_select_columns(&sql, cfg, conn, remote_table(cfg, conn), cfg->columns,
+						  cfg->absent_columns);
 	appendStringInfo(&sql, " FROM %s WHERE ", remote_table(cfg, conn));
 	append_cut_bound(&sql, cfg, conn);
 	appendStringInfoString(&sql, " AND ");
 	if (single)
-		appendStringInfo(&sql, "%s IN (", OdbcQuoteIdent(conn, linitial(cfg->key_columns)));
+		appendStringInfo(&sql, "%s IN (", column_ref(cfg, conn, linitial(cfg->key_columns)));
 	else
 		appendStringInfoChar(&sql, '(');
 	for (int i = 0; i < nkeys; i++)
@@ -573,7 +605,7 @@ DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
 		appendStringInfoString(&sql, i ? " OR (" : "(");
 		foreach(lc, cfg->key_columns)
 			appendStringInfo(&sql, "%s%s = ?", foreach_current_index(lc) ? " AND " : "",
-							 OdbcQuoteIdent(conn, lfirst(lc)));
+							 column_ref(cfg, conn, lfirst(lc)));
 		appendStringInfoChar(&sql, ')');
 	}
 	appendStringInfoChar(&sql, ')');
@@ -592,7 +624,7 @@ DeparsePullCount(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *sl
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT COUNT(*), %s FROM %s",
-					 aggregate_expr(conn, "MIN", OdbcQuoteIdent(conn, cfg->cursor_column),
+					 aggregate_expr(conn, "MIN", column_ref(cfg, conn, cfg->cursor_column),
 									!cursor_is_timestamp(cfg)),
 					 remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
@@ -673,7 +705,7 @@ DeparseChecksum(TableConfig *cfg, OdbcConn *conn, bool remote)
 	foreach(lc, cfg->columns)
 	{
 		char	   *col = lfirst(lc);
-		char	   *part = checksum_part(cfg, conn, col, remote ? OdbcQuoteIdent(conn, col) :
+		char	   *part = checksum_part(cfg, conn, col, remote ? column_ref(cfg, conn, col) :
 										 quote_identifier(col), remote);
 
 		if (part)
@@ -704,7 +736,7 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 		appendStringInfoString(sql, "ROW_NUMBER() OVER (PARTITION BY ");
 		append_remote_columns(sql, cfg, conn, cfg->key_columns, NIL);
 		appendStringInfo(sql, " ORDER BY %s DESC) AS rn",
-						 OdbcQuoteIdent(conn, cfg->cursor_column));
+						 column_ref(cfg, conn, cfg->cursor_column));
 	}
 	appendStringInfo(sql, " FROM %s WHERE ",
 					 OdbcQualifiedName(conn, cfg->remote_schema, cfg->remote_table));
@@ -712,11 +744,11 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 	params[nparams++] = DeparseCursorParam(cfg, cut);
 	/* a row without a key has no place in the copy: a bad row, not compared */
 	foreach(lc, cfg->key_columns)
-		appendStringInfo(sql, " AND %s IS NOT NULL", OdbcQuoteIdent(conn, lfirst(lc)));
+		appendStringInfo(sql, " AND %s IS NOT NULL", column_ref(cfg, conn, lfirst(lc)));
 	if (have_since)
 	{
 		appendStringInfo(sql, " AND %s > ?",
-						 timestamp_operand(conn, OdbcQuoteIdent(conn, daycol)));
+						 timestamp_operand(conn, column_ref(cfg, conn, daycol)));
 		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(since)};
 	}
 	appendStringInfoString(sql, ") x WHERE rn = 1");
@@ -740,8 +772,8 @@ DeparseVerifyDays(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cu
 	appendStringInfo(&sql, "SELECT %s, COUNT(*), %s%s FROM (SELECT %s AS d, %s AS c",
 					 OdbcDriverIsPostgres(conn) ? "CAST(CAST(d AS DATE) AS text)" : "CAST(d AS DATE)",
 					 aggregate_expr(conn, "MAX", "c", !cursor_is_timestamp(cfg)),
-					 with_checksum ? ", SUM(h)" : "", OdbcQuoteIdent(conn, daycol),
-					 OdbcQuoteIdent(conn, cfg->cursor_column));
+					 with_checksum ? ", SUM(h)" : "", column_ref(cfg, conn, daycol),
+					 column_ref(cfg, conn, cfg->cursor_column));
 	if (with_checksum)
 		appendStringInfo(&sql, ", %s AS h", DeparseChecksum(cfg, conn, true));
 	appendStringInfoString(&sql, ", ");
@@ -766,10 +798,10 @@ DeparseVerifyKeys(TableConfig *cfg, OdbcConn *conn, List *columns, const char *d
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	append_select_columns(&sql, cfg, conn, columns, NIL);
+	append_select_columns(&sql, cfg, conn, OdbcQuoteIdent(conn, "x"), columns, NIL);
 	appendStringInfoString(&sql, " FROM (SELECT ");
 	foreach(lc, columns)
-		appendStringInfo(&sql, "%s, ", OdbcQuoteIdent(conn, lfirst(lc)));
+		appendStringInfo(&sql, "%s, ", column_ref(cfg, conn, lfirst(lc)));
 	*nparams = append_dedup_source(&sql, params, cfg, conn, daycol, cut, have_since, since,
 								   keyed);
 	return sql.data;

@@ -31,6 +31,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/builtins.h"
@@ -346,8 +347,64 @@ FetchNextBlock(FetchBlock *b)
 }
 
 /*
+ * Read one value whole into b->whole, for a driver whose SQLGetData
+ * starts again from the value's first byte at every call instead of
+ * returning the next part (ClickHouse's): it also ends SQL_C_BINARY data
+ * with a NUL like a string, counts that terminator against the buffer
+ * (01004 when the value exactly fills it) and always reports the value's
+ * whole length.  So ask once, and if the value and its terminator did
+ * not fit, grow the buffer to hold them and ask again from the start.
+ */
+static ssize_t
+read_whole_restarting(FetchBlock *b, int col, SQLSMALLINT c_type)
+{
+	size_t		term = (c_type == SQL_C_WCHAR) ? sizeof(SQLWCHAR) : 1;
+
+	for (int attempt = 0;; attempt++)
+	{
+		SQLLEN		ind = 0;
+		SQLRETURN	rc;
+		size_t		need;
+
+		CHECK_FOR_INTERRUPTS();
+		OdbcBeginRemoteCall(b->stmt);
+		rc = SQLGetData(b->stmt, col + 1, c_type, b->whole, (SQLLEN) b->whole_size, &ind);
+		OdbcEndRemoteCall();
+		OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "reading a value from the warehouse");
+		if (ind == SQL_NULL_DATA)
+			return -1;
+		if (ind < 0 || pg_add_size_overflow((size_t) ind, term, &need))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_ERROR),
+					 errmsg("warehouse returned a value of unknown length"),
+					 errdetail("ODBC driver %s reported length %lld.",
+							   OdbcDriverDescription(b->conn), (long long) ind)));
+		if (need <= b->whole_size)
+			return (ssize_t) ind;	/* the value and its terminator fitted */
+
+		/* the buffer was sized from the reported length: it must not move */
+		if (attempt > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_ERROR),
+					 errmsg("warehouse returned a value longer than the length it reported"),
+					 errdetail("ODBC driver %s reported a different length when asked again.",
+							   OdbcDriverDescription(b->conn))));
+		if (need > MaxAllocHugeSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("warehouse value of %lld bytes is too long to read",
+							(long long) ind)));
+		b->whole_size = Max(b->whole_size * 2, need);
+		b->whole_size = Min(b->whole_size, MaxAllocHugeSize);
+		b->whole = repalloc_huge(b->whole, b->whole_size);
+	}
+}
+
+/*
  * Read one value whole with SQLGetData into b->whole, growing it as
- * needed.  Returns its length in bytes, or -1 for SQL NULL.
+ * needed.  Returns its length in bytes, or -1 for SQL NULL.  A driver
+ * that follows the specification returns a long value in parts, each call
+ * the next one, then SQL_NO_DATA.
  */
 static ssize_t
 read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
@@ -361,12 +418,16 @@ read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
 		b->whole = MemoryContextAlloc(GetMemoryChunkContext(b), b->whole_size);
 	}
 
+	if (OdbcDriverIsClickHouse(b->conn))
+		return read_whole_restarting(b, col, c_type);
+
 	for (;;)
 	{
 		SQLLEN		ind = 0;
 		SQLLEN		room = b->whole_size - len;
 		SQLRETURN	rc;
 
+		CHECK_FOR_INTERRUPTS();
 		OdbcBeginRemoteCall(b->stmt);
 		rc = SQLGetData(b->stmt, col + 1, c_type, b->whole + len, room, &ind);
 		OdbcEndRemoteCall();

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "attempt.h"
+#include "fetch.h"
 #include "odbc.h"
 #include "option.h"
 #include "worker.h"
@@ -557,6 +558,39 @@ check_endpoint(OdbcConn *conn, ForeignServer *server, DriverFamily vetted)
 }
 
 /*
+ * An SQLite file stores its text in one encoding, chosen when it was
+ * created (PRAGMA encoding).  Text is read as its stored bytes and checked
+ * as UTF-8 (OdbcTextAsBytes): a UTF-16 file's bytes are UTF-16 code units,
+ * which can form valid UTF-8 of other characters ('中你' stored as 2D 4E
+ * 60 4F reads as '-N`O'), and its column names pass through the driver's
+ * own conversions.  Such a file is refused when connecting, before any
+ * value is read.
+ */
+static void
+sqlite_check_encoding(OdbcConn *conn)
+{
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	StringInfoData encoding;
+
+	initStringInfo(&encoding);
+	OdbcExecute(conn, stmt, "PRAGMA encoding", 0, NULL);
+	if (!FetchNextRow(conn, stmt) || !FetchGetText(conn, stmt, 1, &encoding))
+		resetStringInfo(&encoding);
+	OdbcFreeStatement(conn, stmt);
+	if (pg_strcasecmp(encoding.data, "UTF-8") != 0)
+	{
+		AttemptNoteRemoteError(false);
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+				 errmsg("SQLite database file of server \"%s\" stores its text as %s, not UTF-8",
+						conn->server_name, encoding.len ? encoding.data : "an unknown encoding"),
+				 errdetail("treble_sync reads SQLite text as its stored bytes, which must be UTF-8."),
+				 errhint("Copy the database into a new file, which SQLite creates as UTF-8 (for example: sqlite3 old.db .dump | sqlite3 new.db), and name that file in the server's Database=.")));
+	}
+	pfree(encoding.data);
+}
+
+/*
  * Open a connection to the warehouse.  The connection is closed when the
  * current memory context is reset or deleted, or by OdbcDisconnect.
  */
@@ -663,6 +697,8 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 					" pg_catalog.set_config('IntervalStyle', 'postgres', false)", 1, &zone);
 		OdbcFreeStatement(conn, stmt);
 	}
+	if (OdbcDriverIsSqlite(conn))
+		sqlite_check_encoding(conn);
 
 	return conn;
 }

@@ -18,6 +18,7 @@
 #include "catalog/pg_index.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/builtins.h"
@@ -58,6 +59,7 @@ fetch_int(OdbcConn *conn, SQLHSTMT stmt, int col, bool *isnull)
 }
 
 static void clickhouse_column_types(OdbcConn *conn, RemoteTable *rt, bool qualified);
+static void sqlite_check_column_names(OdbcConn *conn, RemoteTable *rt);
 
 /*
  * Describe a warehouse table with SQLColumns.  Without a schema the driver
@@ -159,7 +161,98 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 				 errhint("Check the name and its case, and that the warehouse user may read the table.")));
 	if (clickhouse)
 		clickhouse_column_types(conn, rt, schema != NULL);
+	if (OdbcDriverIsSqlite(conn))
+		sqlite_check_column_names(conn, rt);
 	return rt;
+}
+
+/*
+ * Whether a UTF-8 name holds a character beyond the Basic Multilingual
+ * Plane (a 4-byte sequence), which SQLite's driver cannot take in a
+ * statement: its conversion of the statement's UTF-16 breaks the pair of
+ * surrogates, and the name no longer parses.
+ */
+static bool
+sqlite_name_beyond_bmp(const char *name, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char) name[i] >= 0xF0)
+			return true;
+	return false;
+}
+
+/*
+ * SQLite's driver reports names through its UTF-16 conversion, which drops
+ * the bytes that are not UTF-8: a column "a" 0xFF "b" is reported as "ab",
+ * a name the table does not have.  So the names are read again as the
+ * bytes SQLite stores (pragma_table_info), and a table is refused whose
+ * column names are not valid UTF-8 or not all reported as stored, or
+ * whose names the driver cannot send (sqlite_name_beyond_bmp()).
+ */
+static void
+sqlite_check_column_names(OdbcConn *conn, RemoteTable *rt)
+{
+	SQLHSTMT	stmt = OdbcAllocStatement(conn);
+	OdbcParam	params[2] = {{ODBC_PARAM_TEXT, 0, rt->table}, {ODBC_PARAM_TEXT, 0, rt->schema}};
+	bool		is_binary[1] = {true};
+	FetchBlock *block;
+	int			n;
+
+	OdbcExecute(conn, stmt, rt->schema && rt->schema[0] ?
+				"SELECT CAST(name AS BLOB) FROM pragma_table_info(?, ?)" :
+				"SELECT CAST(name AS BLOB) FROM pragma_table_info(?)",
+				rt->schema && rt->schema[0] ? 2 : 1, params);
+	if (sqlite_name_beyond_bmp(rt->table, strlen(rt->table)) ||
+		(rt->schema && sqlite_name_beyond_bmp(rt->schema, strlen(rt->schema))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("warehouse table name \"%s\" holds a character beyond the Basic Multilingual Plane",
+						rt->table),
+				 errdetail("The SQLite driver cannot send such a name in a statement."),
+				 errhint("Register a view of the table under another name.")));
+	block = FetchBegin(conn, stmt, 1, is_binary, NULL);
+	while ((n = FetchNextBlock(block)) > 0)
+	{
+		for (int row = 0; row < n; row++)
+		{
+			const char *data;
+			size_t		len;
+			char	   *name;
+			ListCell   *lc;
+			bool		reported = false;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!FetchValue(block, row, 0, &data, &len))
+				continue;
+			if (len == 0 || memchr(data, '\0', len) != NULL ||
+				!pg_verify_mbstr(PG_UTF8, data, (int) Min(len, (size_t) INT_MAX), true))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+						 errmsg("warehouse table \"%s\" has a column whose name is not valid UTF-8",
+								rt->table),
+						 errdetail("The SQLite driver reports such a name with bytes dropped, a name the table does not have."),
+						 errhint("Rename the column in the warehouse to a UTF-8 name.")));
+			name = pnstrdup(data, len);
+			if (sqlite_name_beyond_bmp(data, len))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+						 errmsg("warehouse column \"%s\" of table \"%s\" holds a character beyond the Basic Multilingual Plane",
+								name, rt->table),
+						 errdetail("The SQLite driver cannot send such a name in a statement."),
+						 errhint("Rename the column in the warehouse, or register a view that renames it.")));
+			foreach(lc, rt->columns)
+				if (strcmp(((RemoteColumn *) lfirst(lc))->name, name) == 0)
+					reported = true;
+			if (!reported)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+						 errmsg("warehouse column \"%s\" of table \"%s\" is not reported under its own name by the driver",
+								name, rt->table),
+						 errhint("Rename the column in the warehouse.")));
+			pfree(name);
+		}
+	}
+	OdbcFreeStatement(conn, stmt);
 }
 
 /*

@@ -5,8 +5,8 @@
 # a value above 1 MB with a 4-byte character at its end, text keys that
 # the key-only window check sends back; ClickHouse FixedString (exact
 # width, shorter, a multi-byte character cut at the width), LowCardinality
-# (long ClickHouse Strings, which come back wrong at some lengths:
-# test/attack/clickhouse_long_string.sh).  Each value lands
+# and long ClickHouse Strings read whole, at lengths around the read
+# buffer's sizes.  Each value lands
 # exactly as the warehouse's own conversion to UTF-8 gives it, or is a bad
 # row; read ahead and by the worker.
 #
@@ -106,6 +106,31 @@ SQL
             "$(q -c "SELECT string_agg(concat_ws('|', key, column_name, reason), ',' ORDER BY key) FROM treble_sync.quarantine WHERE table_name = '$t'")"
     done
     ch <<<"DROP TABLE IF EXISTS attack_fixed"
+
+    # long Strings read whole by SQLGetData, whose ClickHouse driver starts
+    # every call again from the value's first byte and ends binary data with
+    # a NUL like a string: lengths around the read buffer's sizes, a 4-byte
+    # character at the end, rows of varying lengths in one pull (the buffer
+    # is kept from row to row)
+    ch <<'SQL'
+DROP TABLE IF EXISTS attack_long;
+CREATE TABLE attack_long (k UInt32, s String, synced_at DateTime64(6)) ENGINE = MergeTree ORDER BY k;
+INSERT INTO attack_long SELECT n, concat(repeat('y', n - 4), '😀'), '2026-11-28 10:00:00' FROM (SELECT arrayJoin(arrayConcat(range(32, 40), range(1020, 1030), range(65530, 65545), [98304, 131071, 131072, 131073, 196608, 262143, 262144, 262145, 300000, 524287, 524288, 524289, 1000003])) AS n);
+INSERT INTO attack_long SELECT 2000000 + n, concat(repeat('y', n - 1), 'z'), '2026-11-28 10:00:00' FROM (SELECT arrayJoin([65535, 65536, 65537, 131072, 262144]) AS n);
+SQL
+    expected=$(ch <<<"SELECT count(), sum(length(s)), sum(endsWith(s, '😀') OR endsWith(s, 'z')) FROM attack_long" | tr '\t' ' ')
+    for ahead in on off; do
+        t=ch_long_$ahead
+        q -c "SET client_min_messages = warning" \
+          -c "SELECT name FROM treble_sync.add_table('attack_long', 'c', key_columns => '{k}', name => '$t', local_table => '$t', on_bad_row => 'quarantine', max_bad_row_ratio => 1)" >/dev/null
+        check "clickhouse, read_ahead $ahead: long Strings of every length, none bad" "success 51 0" \
+            "$(q -F ' ' -c "SET treble_sync.read_ahead = $ahead" -c "SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('$t')")"
+        check "clickhouse, read_ahead $ahead: each long String exactly" "0" \
+            "$(q -c "SELECT count(*) FROM $t WHERE octet_length(s) <> k % 2000000 OR s <> CASE WHEN k < 2000000 THEN repeat('y', (k - 4)::int) || '😀' ELSE repeat('y', (k % 2000000 - 1)::int) || 'z' END")"
+        check "clickhouse, read_ahead $ahead: as many bytes as in the warehouse" "$expected" \
+            "$(q -F ' ' -c "SELECT count(*), sum(octet_length(s)), count(*) FILTER (WHERE right(s, 1) IN ('😀', 'z')) FROM $t")"
+    done
+    ch <<<"DROP TABLE IF EXISTS attack_long"
 fi
 
 echo "1..$n"
