@@ -217,19 +217,93 @@ selected_as_text(TableConfig *cfg, const char *column)
 }
 
 /*
+ * The recorded warehouse signature of a column ("type_name size digits",
+ * drift.c), or NULL if none was recorded.
+ */
+static const char *
+remote_signature(TableConfig *cfg, const char *column)
+{
+	ListCell   *lc;
+
+	foreach(lc, cfg->remote_columns)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, column) == 0)
+			return strVal(def->arg);
+	}
+	return NULL;
+}
+
+/*
+ * Whether a column of a MariaDB or MySQL warehouse is a FLOAT (single
+ * precision): its server writes such a value as text with 6 significant
+ * digits (217341.4 as 217341), so it is selected as a DOUBLE instead,
+ * which holds every float exactly and is written with all its digits;
+ * PostgreSQL's real input rounds that text back to the same float.
+ */
+static bool
+is_remote_single_float(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	const char *sig;
+
+	if (!OdbcDriverIsMysql(conn) || (sig = remote_signature(cfg, column)) == NULL)
+		return false;
+	return pg_strncasecmp(sig, "float", 5) == 0 && (sig[5] == ' ' || sig[5] == '\0');
+}
+
+/*
+ * The scale of a Decimal column of a ClickHouse warehouse, or -1 for any
+ * other column.  Its driver writes a Decimal's value without the trailing
+ * zeros of its fraction (7700979.40 as 7700979.4), so such a column is
+ * selected as toDecimalString(col, scale), which writes them all.  The
+ * scale is read from the recorded type name, ClickHouse's own
+ * ("Decimal(9, 2)", "Nullable(Decimal(38, 10))", "Decimal64(4)"): its
+ * driver reports every scale as 0.
+ */
+static int
+remote_decimal_scale(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	const char *sig;
+	const char *open;
+	const char *close;
+	const char *comma;
+	int			scale;
+
+	if (!OdbcDriverIsClickHouse(conn) || (sig = remote_signature(cfg, column)) == NULL)
+		return -1;
+	if (strncmp(sig, "Nullable(", 9) == 0)
+		sig += 9;
+	if (strncmp(sig, "Decimal", 7) != 0 ||
+		(open = strchr(sig, '(')) == NULL || (close = strchr(open, ')')) == NULL)
+		return -1;
+	comma = memchr(open, ',', close - open);
+	scale = atoi(comma ? comma + 1 : open + 1);
+	/* a Decimal256 has at most 76 digits */
+	return (scale > 0 && scale <= 76) ? scale : -1;
+}
+
+/*
  * A warehouse column as selected: quoted; money cast to numeric
  * (is_remote_money()); the date and time columns of a PostgreSQL
  * warehouse as their text (in the session's ISO style and time zone,
  * which odbc.c sets: a timestamptz keeps its offset), so that BC dates,
- * infinities and years past 9999 reach COPY as they are.
+ * infinities and years past 9999 reach COPY as they are; a MariaDB FLOAT
+ * as a DOUBLE (is_remote_single_float()); a ClickHouse Decimal as its
+ * text with every digit of its scale (remote_decimal_scale()).
  */
 static char *
 remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	char	   *q = column_ref(cfg, conn, column);
+	int			scale;
 
 	if (is_remote_money(cfg, conn, column))
 		return psprintf("CAST(%s AS NUMERIC)", q);
+	if (is_remote_single_float(cfg, conn, column))
+		return psprintf("CAST(%s AS DOUBLE)", q);
+	if ((scale = remote_decimal_scale(cfg, conn, column)) > 0)
+		return psprintf("toDecimalString(%s, %d)", q, scale);
 	if (OdbcDriverIsPostgres(conn) && selected_as_text(cfg, column))
 		return psprintf("CAST(%s AS text)", q);
 	return q;
