@@ -503,7 +503,7 @@ INSERT INTO types VALUES
   '2026-11-29 10:00:00', '2026-11-29 10:00:00.123', '2026-11-29 10:00:00.123456', '2026-11-29 10:00:00.123456789',
   '00000000-0000-0000-0000-000000000001', [1, -2], {'k': 1}, true, '2026-11-29 10:00:00'),
  (0, 0, 0, 0, 127, 32767, 2147483647, 9223372036854775807,
-  0.000001, -0, -1e300, '', 'xyz', '', 'not null', 'low', '1970-01-01', '1900-01-01',
+  0.000010, -0, -1e300, '', 'xyz', '', 'not null', 'low', '1970-01-01', '1900-01-01',
   '1970-01-01 00:00:00', '2026-11-29 10:00:00', '2026-11-29 10:00:00.000001', '2026-11-29 10:00:00.000000999',
   'ffffffff-ffff-ffff-ffff-ffffffffffff', [], {}, false, '2026-11-29 10:00:00');
 SQL
@@ -515,11 +515,12 @@ SQL
         "id numeric(20,0)|u8 smallint|u16 integer|u32 bigint|i8 smallint|i16 smallint|i32 integer|i64 bigint|dec numeric|f32 real|f64 double precision|s text|fs text|lc text|ns text|e text|d date|d32 date|dt timestamp without time zone|dt3 timestamp without time zone|dt6 timestamp without time zone|dt9 timestamp without time zone|uu uuid|arr text|m text|b boolean|synced_at timestamp without time zone" \
         "$(q -c "SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), '|' ORDER BY attnum)
                    FROM pg_attribute WHERE attrelid = 'types'::regclass AND attnum > 0 AND NOT attisdropped")"
-    # Float32 -0 arrives as -0; a tab arrives raw and a backslash doubled
+    # a Decimal keeps the trailing zeros of its scale (0.000010); Float32
+    # -0 arrives as -0; a tab arrives raw and a backslash doubled
     # in a record's text; DateTime64(9) arrives rounded to the microsecond
     # (the driver sends nine digits; see docs/warehouses.md)
     check "$W: every type: the values, exactly" \
-        '(0,0,0,0,127,32767,2147483647,9223372036854775807,0.000001,-0,-1e+300,"",xyz,"","not null",low,1970-01-01,1900-01-01,"1970-01-01 00:00:00","2026-11-29 10:00:00","2026-11-29 10:00:00.000001","2026-11-29 10:00:00.000001",ffffffff-ffff-ffff-ffff-ffffffffffff,[],{},f,"2026-11-29 10:00:00")|(18446744073709551615,255,65535,4294967295,-128,-32768,-2147483648,-9223372036854775808,-123456789012.123456,1.5,0.1,"tab'$'\t''and \\ backslash",abc,lc,,high,2026-11-29,2200-01-01,"2026-11-29 10:00:00","2026-11-29 10:00:00.123","2026-11-29 10:00:00.123456","2026-11-29 10:00:00.123457",00000000-0000-0000-0000-000000000001,"[1,-2]",{'"'"'k'"'"':1},t,"2026-11-29 10:00:00")' \
+        '(0,0,0,0,127,32767,2147483647,9223372036854775807,0.000010,-0,-1e+300,"",xyz,"","not null",low,1970-01-01,1900-01-01,"1970-01-01 00:00:00","2026-11-29 10:00:00","2026-11-29 10:00:00.000001","2026-11-29 10:00:00.000001",ffffffff-ffff-ffff-ffff-ffffffffffff,[],{},f,"2026-11-29 10:00:00")|(18446744073709551615,255,65535,4294967295,-128,-32768,-2147483648,-9223372036854775808,-123456789012.123456,1.5,0.1,"tab'$'\t''and \\ backslash",abc,lc,,high,2026-11-29,2200-01-01,"2026-11-29 10:00:00","2026-11-29 10:00:00.123","2026-11-29 10:00:00.123456","2026-11-29 10:00:00.123457",00000000-0000-0000-0000-000000000001,"[1,-2]",{'"'"'k'"'"':1},t,"2026-11-29 10:00:00")' \
         "$(q -c "SELECT string_agg(t::text, '|' ORDER BY id) FROM types t")"
 
     # -- time zones: DateTime('UTC') into timestamptz; a column in Tokyo's
@@ -588,17 +589,19 @@ values_at_their_limits() {
     wh <<'SQL'
 DROP TABLE IF EXISTS limits;
 CREATE TABLE limits (id BIGINT UNSIGNED NOT NULL, short VARCHAR(2), code CHAR(3), amount DECIMAL(30,10),
-                     synced_at DATETIME(6));
-INSERT INTO limits VALUES (18446744073709551615, '🚀🚀', 'abc', 12345678901234567890.0123456789, '2026-11-29 10:00:00.000001'),
-                          (1, '', NULL, -0.0000000001, '2026-11-29 10:00:00.999999'),
-                          (2, NULL, 'é', NULL, '2026-11-29 10:00:01');
+                     f FLOAT, synced_at DATETIME(6));
+INSERT INTO limits VALUES (18446744073709551615, '🚀🚀', 'abc', 12345678901234567890.0123456789, 217341.4,
+                           '2026-11-29 10:00:00.000001'),
+                          (1, '', NULL, -0.0000000001, 3.4028234e38, '2026-11-29 10:00:00.999999'),
+                          (2, NULL, 'é', NULL, 1.4e-45, '2026-11-29 10:00:01');
 SQL
     q -c "SET client_min_messages = warning" \
       -c "SELECT name FROM treble_sync.add_table('limits', 'w', key_columns => '{id}')" >/dev/null
     check "$W: values at their declared limits: the sync" "success 3" \
         "$(q -F ' ' -c "SELECT status, rows_inserted FROM treble_sync.sync_table('limits')")"
+    # a FLOAT with every digit of its float (its server's text has 6)
     check "$W: values at their declared limits arrive whole" \
-        "(1,\"\",,-0.0000000001,\"2026-11-29 10:00:00.999999\")|(2,,é,,\"2026-11-29 10:00:01\")|(18446744073709551615,🚀🚀,abc,12345678901234567890.0123456789,\"2026-11-29 10:00:00.000001\")" \
+        "(1,\"\",,-0.0000000001,3.4028235e+38,\"2026-11-29 10:00:00.999999\")|(2,,é,,1e-45,\"2026-11-29 10:00:01\")|(18446744073709551615,🚀🚀,abc,12345678901234567890.0123456789,217341.4,\"2026-11-29 10:00:00.000001\")" \
         "$(q -c "SELECT string_agg(t::text, '|' ORDER BY id) FROM limits t")"
 }
 
