@@ -253,34 +253,38 @@ is_remote_single_float(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
- * The scale of a Decimal column of a ClickHouse warehouse, or -1 for any
- * other column.  Its driver writes a Decimal's value without the trailing
- * zeros of its fraction (7700979.40 as 7700979.4), so such a column is
- * selected as toDecimalString(col, scale), which writes them all.  The
- * scale is read from the recorded type name, ClickHouse's own
- * ("Decimal(9, 2)", "Nullable(Decimal(38, 10))", "Decimal64(4)"): its
- * driver reports every scale as 0.
+ * Whether a column of a ClickHouse warehouse is a Decimal, by its recorded
+ * type name, ClickHouse's own ("Decimal(9, 2)", "Nullable(Decimal(38,
+ * 10))").  Its driver writes a Decimal's value without the trailing zeros
+ * of its fraction (7700979.40 as 7700979.4), so such a column is selected
+ * as toDecimalString() with the scale of its type, read from its type's
+ * name where the query runs (clickhouse_decimal_text()): the driver reports
+ * every scale as 0, and the recorded one is stale after a change accepted
+ * under schema_drift 'ignore'.
  */
-static int
-remote_decimal_scale(TableConfig *cfg, OdbcConn *conn, const char *column)
+static bool
+is_remote_decimal(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	const char *sig;
-	const char *open;
-	const char *close;
-	const char *comma;
-	int			scale;
 
 	if (!OdbcDriverIsClickHouse(conn) || (sig = remote_signature(cfg, column)) == NULL)
-		return -1;
+		return false;
 	if (strncmp(sig, "Nullable(", 9) == 0)
 		sig += 9;
-	if (strncmp(sig, "Decimal", 7) != 0 ||
-		(open = strchr(sig, '(')) == NULL || (close = strchr(open, ')')) == NULL)
-		return -1;
-	comma = memchr(open, ',', close - open);
-	scale = atoi(comma ? comma + 1 : open + 1);
-	/* a Decimal256 has at most 76 digits */
-	return (scale > 0 && scale <= 76) ? scale : -1;
+	return strncmp(sig, "Decimal", 7) == 0;
+}
+
+/*
+ * A ClickHouse Decimal column as text with every digit of its scale: the
+ * scale is the last number of toTypeName(), a constant ("Decimal(9, 2)",
+ * "Nullable(Decimal(9, 2))").  A column no longer a Decimal fails the
+ * query rather than change a value.
+ */
+static char *
+clickhouse_decimal_text(const char *quoted)
+{
+	return psprintf("toDecimalString(%s, toUInt8(extract(toTypeName(%s), '([0-9]+)[)]+$')))",
+					quoted, quoted);
 }
 
 /*
@@ -290,20 +294,19 @@ remote_decimal_scale(TableConfig *cfg, OdbcConn *conn, const char *column)
  * which odbc.c sets: a timestamptz keeps its offset), so that BC dates,
  * infinities and years past 9999 reach COPY as they are; a MariaDB FLOAT
  * as a DOUBLE (is_remote_single_float()); a ClickHouse Decimal as its
- * text with every digit of its scale (remote_decimal_scale()).
+ * text with every digit of its scale (is_remote_decimal()).
  */
 static char *
 remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	char	   *q = column_ref(cfg, conn, column);
-	int			scale;
 
 	if (is_remote_money(cfg, conn, column))
 		return psprintf("CAST(%s AS NUMERIC)", q);
 	if (is_remote_single_float(cfg, conn, column))
 		return psprintf("CAST(%s AS DOUBLE)", q);
-	if ((scale = remote_decimal_scale(cfg, conn, column)) > 0)
-		return psprintf("toDecimalString(%s, %d)", q, scale);
+	if (is_remote_decimal(cfg, conn, column))
+		return clickhouse_decimal_text(q);
 	if (OdbcDriverIsPostgres(conn) && selected_as_text(cfg, column))
 		return psprintf("CAST(%s AS text)", q);
 	return q;
