@@ -515,6 +515,9 @@ class Gen:
 
     def rescale(self, v):
         """the same number written with another scale"""
+        if 'e' in v.lower():
+            from decimal import Decimal
+            v = format(Decimal(v), 'f')  # 1e-3 as 0.001: no fraction after an exponent
         if '.' in v:
             return v + '00'
         return v + '.0'
