@@ -200,17 +200,23 @@ else
     ok "# skip no ClickHouse warehouse"
 fi
 
-# 23: nowhere in the catalog but the quarantine
+# 23: nowhere in the catalog but the quarantine (each table searched by a
+# function of this session: a server built without libxml has no
+# query_to_xml; the prefix tells an error from an empty answer)
 found=$(q <<'SQL'
-SELECT coalesce(string_agg(c.relname, ' ' ORDER BY c.relname), '')
+CREATE FUNCTION pg_temp.holding(rel name, needle text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM treble_sync.%I x WHERE strpos(x::text, %L) > 0', rel, needle) INTO n;
+    RETURN n;
+END $$;
+SELECT 'tables:' || coalesce(string_agg(c.relname, ' ' ORDER BY c.relname), '')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = 'treble_sync' AND c.relkind = 'r' AND c.relname <> 'quarantine'
-  AND (xpath('/row/c/text()', query_to_xml(format(
-        'SELECT count(*) AS c FROM treble_sync.%I x WHERE strpos(x::text, %L) > 0',
-        c.relname, 'SECRET'), false, true, '')))[1]::text::int > 0
+  AND pg_temp.holding(c.relname, 'SECRET') > 0;
 SQL
 )
-check "no table of the catalog but the quarantine holds a value" "" "$found"
+check "no table of the catalog but the quarantine holds a value" "tables:" "$found"
 
 # 24-25: the server log, read once the log lines are written
 sleep 0.5
