@@ -24,7 +24,8 @@
 #     owner, a superuser), and the statement triggers and the policy the new
 #     owner planted never run as the registration's owner: the table they
 #     copy the owner's private table into stays empty, even when the
-#     change of owner commits while the entry point runs;
+#     change of owner commits while the entry point runs, or between two
+#     chunks of a first load;
 #   - the code acts as a registration's owner only through src/security.c.
 
 DB=sec_own
@@ -285,6 +286,50 @@ done
 handed "a rewind during the change of owner waits for it, then refuses" postgres \
     "$(rewind_to sec_own_h4)" sec_own_thief
 wait $giver
+
+# a first load in chunks commits after each chunk, which releases the lock
+# of its owner check: the copy of sec_own_c5 is given away (and the thief's
+# trigger planted) in a transaction queued behind the cycle's lock, which
+# gets it at the first commit of the load; the next chunk's transaction
+# must check the owner again, and refuse, rather than write the copy as
+# sec_own_a. The warehouse's rows come through a view that sleeps on each
+# row, so the load is still running when the change of owner is queued.
+whq >/dev/null <<'SQL'
+DROP VIEW IF EXISTS sec_own_c5;
+DROP TABLE IF EXISTS sec_own_c5_rows;
+CREATE TABLE sec_own_c5_rows (id int PRIMARY KEY, v text, synced_at timestamp);
+INSERT INTO sec_own_c5_rows SELECT i, 'v', timestamp '2026-11-20' + i * interval '1 day' FROM generate_series(1, 4) i;
+CREATE OR REPLACE FUNCTION sec_own_slow(i int) RETURNS int LANGUAGE sql AS 'SELECT pg_sleep(0.4); SELECT i';
+CREATE VIEW sec_own_c5 AS SELECT sec_own_slow(id) AS id, v, synced_at FROM sec_own_c5_rows;
+GRANT SELECT ON sec_own_c5 TO PUBLIC;
+SQL
+as sec_own_a -c "SET client_min_messages = warning" \
+    -c "CREATE TABLE public.sec_own_c5 (id int PRIMARY KEY, v text, synced_at timestamp)" \
+    -c "SELECT name FROM treble_sync.add_table('sec_own_c5', 'wh', key_columns => '{id}', local_table => 'sec_own_c5', initial_chunk => '1 day', parallel => 1)" >/dev/null
+as sec_own_a -c "SELECT status || '|' || coalesce(split_part(error, E'\n', 1), '') FROM treble_sync.sync_table('sec_own_c5')" \
+    >"$TMP/c5_result" 2>&1 &
+cycle=$!
+for _ in $(seq 1 300); do
+    [[ $(sq -c "SELECT count(*) FROM pg_locks WHERE relation = 'public.sec_own_c5'::regclass AND mode = 'AccessShareLock'
+                AND granted AND pid <> pg_backend_pid()") -ge 1 ]] && break
+    sleep 0.05
+done
+psql -X -q -At -d "$DB" >/dev/null 2>&1 <<'SQL' &
+BEGIN;
+ALTER TABLE public.sec_own_c5 OWNER TO sec_own_thief;
+GRANT ALL ON public.sec_own_c5 TO sec_own_a;
+CREATE TRIGGER sec_own_steal AFTER INSERT OR UPDATE OR DELETE ON public.sec_own_c5
+    FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
+COMMIT;
+SQL
+giver=$!
+wait $cycle
+wait $giver
+check "a chunked first load whose copy changed hands between chunks fails, naming the new owner" \
+    "failed|yes" "$(cut -d'|' -f1 <"$TMP/c5_result")|$(grep -q 'owned by role "sec_own_thief"' "$TMP/c5_result" && echo yes || echo no)"
+[[ $(cut -d'|' -f1 <"$TMP/c5_result") == failed ]] || diag "$(cat "$TMP/c5_result")"
+check "and its next chunk did not run as the owner: the thief's loot is empty" 0 "$(looted)"
+sq -c "ALTER TABLE public.sec_own_c5 OWNER TO sec_own_a" -c "DROP TRIGGER sec_own_steal ON public.sec_own_c5" >/dev/null
 
 # given back, they work again
 sq -c "ALTER TABLE public.sec_own_h1 OWNER TO sec_own_a" -c "ALTER TABLE public.sec_own_h3_history OWNER TO sec_own_a" \
