@@ -149,7 +149,7 @@ dump_warehouse() {
                           coalesce(scheduled_at, 'N'), synced_at
                      FROM random_sends;" ;;
         clickhouse)
-            wh <<<"SELECT id, ifNull(hex(campaign), 'N'), ifNull(hex(status), 'N'), ifNull(toString(cost), 'N'),
+            wh <<<"SELECT id, ifNull(hex(campaign), 'N'), ifNull(hex(status), 'N'), ifNull(toDecimalString(cost, 2), 'N'),
                           ifNull(hex(note), 'N'), ifNull(toString(scheduled_at), 'N'), toString(synced_at)
                      FROM random_sends FORMAT TSV" ;;
     esac
