@@ -84,14 +84,16 @@ exec 7>"$TMP/in_sec_vl_stats" 8>"$TMP/in_sec_vl_plain"
 echo "LISTEN treble_sync;" >&7
 echo "LISTEN treble_sync;" >&8
 # pg_stat_activity (the cycles' processes, and the sessions that call the
-# extension: not this script's own statements) and the progress view,
-# polled by both roles
+# extension: not this script's own statements, among them the owner's
+# reads of the quarantine, whose text names the marker) and the progress
+# view, polled by both roles
 for r in sec_vl_stats sec_vl_plain; do
     (
         while [[ ! -e $TMP/stop ]]; do
             psql -X -At -U "$r" -d "$DB" \
                 -c "SELECT concat_ws('|', application_name, query, backend_type) FROM pg_stat_activity
-                    WHERE backend_type <> 'client backend' OR query LIKE '%treble_sync.%'" \
+                    WHERE backend_type <> 'client backend'
+                       OR (query LIKE '%treble_sync.%' AND query NOT LIKE '%treble_sync.quarantine%')" \
                 -c "SELECT p::text FROM treble_sync.progress p" >>"$TMP/poll_$r" 2>&1
             echo "SELECT 1;" >&$([[ $r == sec_vl_stats ]] && echo 7 || echo 8)
             sleep 0.2
