@@ -7,7 +7,7 @@
 
 EXTENSION  = treble_sync
 MODULE_big = treble_sync
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 
 OBJS = \
 	src/treble_sync.o \
@@ -35,7 +35,9 @@ OBJS = \
 	src/localsql.o \
 	src/recovery.o
 
-DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+# The install script of the first release and one upgrade script per release
+# since (CONTRIBUTING.md, "Releases"): CREATE EXTENSION runs them in order.
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 # The self-contained suite (sql/, expected/), in this order: setup creates
 # the SQLite warehouse file and its server, cleanup removes them.

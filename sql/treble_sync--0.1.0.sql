@@ -52,9 +52,6 @@ CREATE TABLE treble_sync.tables (
     enabled       boolean NOT NULL DEFAULT true,
     watermark     text,
     load_cut      text,
-    -- bumped by every change of the registration (alter_table, rewind): a
-    -- cycle that finds it changed when it commits applies nothing
-    revision      bigint NOT NULL DEFAULT 1,
     owner         regrole NOT NULL DEFAULT current_user::regrole,
     created_at    timestamptz NOT NULL DEFAULT now(),
     -- versions of the copy (src/history.c): kept this long after they
@@ -140,8 +137,7 @@ COMMENT ON TABLE treble_sync.load_chunks IS
 
 -- Rows the copy could not take, kept by cycles of tables with on_bad_row
 -- 'quarantine': the key, the column, the raw value as text (not for masked
--- columns) and why.  A row already held is not kept (or counted against
--- max_bad_row_ratio) again; a later good version of its key resolves it.  Readable by treble_sync_admin: it holds warehouse data.
+-- columns) and why.  Readable by treble_sync_admin: it holds warehouse data.
 CREATE TABLE treble_sync.quarantine (
     quarantine_id  bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     table_name     text NOT NULL,
@@ -155,22 +151,11 @@ CREATE TABLE treble_sync.quarantine (
     -- reason) is not kept twice: these say when and how often it came back
     last_run_id    bigint NOT NULL,
     last_seen_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
-    times_seen     bigint NOT NULL DEFAULT 1,
-    -- the row's cursor as last pulled: the key-only window check leaves
-    -- alone a quarantined key whose warehouse cursor is still this one
-    cursor_value   text,
-    -- a row without a key: the SHA-256 (hex) of its values but the cursor,
-    -- which tells such rows apart (NULL for a row with a key)
-    row_digest     text,
-    -- the run that applied a good version of the key afterwards, if any
-    resolved_run_id bigint,
-    -- the row failed the run that last saw it (on_bad_row 'fail'): kept as
-    -- the evidence of that failure, whose error names only its position
-    failed_run     boolean NOT NULL DEFAULT false
+    times_seen     bigint NOT NULL DEFAULT 1
 );
 CREATE INDEX quarantine_table_name_idx ON treble_sync.quarantine (table_name, run_id);
 CREATE INDEX quarantine_table_name_key_idx ON treble_sync.quarantine (table_name, key);
-COMMENT ON TABLE treble_sync.quarantine IS 'rows the copy could not take: set aside by on_bad_row quarantine, or the row that failed a run under on_bad_row fail';
+COMMENT ON TABLE treble_sync.quarantine IS 'rows the copy could not take, set aside by on_bad_row quarantine';
 REVOKE ALL ON treble_sync.quarantine FROM PUBLIC;
 
 -- The salt of masked columns: random, made at CREATE EXTENSION, readable
@@ -315,7 +300,7 @@ COMMENT ON FUNCTION treble_sync.alter_table IS
 CREATE FUNCTION treble_sync.remove_table(name text, drop_local boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'treble_sync_remove_table'
-LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION treble_sync.remove_table IS
     'unregister a table (its run log stays); with drop_local, drop the local copy too';
 
@@ -485,7 +470,7 @@ END
 $$;
 
 CREATE FUNCTION treble_sync.schedule(name text, cron text)
-RETURNS bigint LANGUAGE plpgsql STRICT SET search_path = pg_catalog, pg_temp AS $$
+RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_primary('schedule()');
     PERFORM treble_sync.require_pg_cron();
@@ -505,13 +490,6 @@ CREATE FUNCTION treble_sync.schedule_all(cron text, server name DEFAULT NULL)
 RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_primary('schedule_all()');
-    -- not STRICT: a NULL server is every server; a NULL cron is an error
-    -- here rather than pg_cron's internal one
-    IF cron IS NULL THEN
-        RAISE EXCEPTION USING
-            ERRCODE = 'null_value_not_allowed',
-            MESSAGE = 'cron must not be NULL';
-    END IF;
     PERFORM treble_sync.require_pg_cron();
     RETURN cron.schedule('treble_sync: ' OPERATOR(pg_catalog.||) coalesce('all ' OPERATOR(pg_catalog.||) server, 'all'),
                          cron, pg_catalog.format('SELECT treble_sync.sync_all(%L)', server));
@@ -521,7 +499,7 @@ COMMENT ON FUNCTION treble_sync.schedule_all IS
     'run sync_all() (of one server) on a pg_cron schedule; returns the job id';
 
 CREATE FUNCTION treble_sync.unschedule(name text)
-RETURNS boolean LANGUAGE plpgsql STRICT SET search_path = pg_catalog, pg_temp AS $$
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM treble_sync.require_primary('unschedule()');
     PERFORM treble_sync.require_pg_cron();
