@@ -33,7 +33,8 @@ OBJS = \
 	src/history.o \
 	src/deparse.o \
 	src/localsql.o \
-	src/recovery.o
+	src/recovery.o \
+	src/advisor.o
 
 # The install script of the first release and one upgrade script per release
 # since (CONTRIBUTING.md, "Releases"): CREATE EXTENSION runs them in order.

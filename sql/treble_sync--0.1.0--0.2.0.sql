@@ -49,3 +49,234 @@ BEGIN
                          cron, pg_catalog.format('SELECT treble_sync.sync_all(%L)', server));
 END
 $$;
+
+-- ---------------------------------------------------------------------------
+-- The window advisor (src/advisor.c): how late the corrections and removals
+-- each cycle applies are, as a histogram per table, day and kind.
+-- ---------------------------------------------------------------------------
+
+-- One row per table, day (the date in UTC when the change was applied),
+-- kind and bucket of lateness.  A correction is late by its
+-- cursor minus its event time; a removal by the cut minus its event time;
+-- a day verify() found different by its cut minus the day's start.
+CREATE TABLE treble_sync.lateness (
+    table_id        integer NOT NULL REFERENCES treble_sync.tables ON DELETE CASCADE,
+    day             date NOT NULL,
+    kind            text NOT NULL CHECK (kind IN ('correction', 'removal', 'verify')),
+    -- the bucket: at least late_from_hours late (0: under an hour, or
+    -- stamped before its event), and less than late_to_hours (NULL: more)
+    late_from_hours integer NOT NULL,
+    late_to_hours   integer,
+    rows            bigint NOT NULL,
+    -- of those, the changes whose event lay before the hot window
+    outside_window  bigint NOT NULL,
+    -- the latest of them
+    max_late        interval NOT NULL,
+    PRIMARY KEY (table_id, day, kind, late_from_hours)
+);
+COMMENT ON TABLE treble_sync.lateness IS
+    'how late the changes each table''s cycles applied were: a histogram per day (the window advisor)';
+REVOKE ALL ON treble_sync.lateness FROM PUBLIC;
+GRANT SELECT ON treble_sync.lateness TO PUBLIC;
+ALTER TABLE treble_sync.lateness ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON treble_sync.lateness FOR SELECT
+    USING (treble_sync.may_read_log(
+               (SELECT t.owner FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) lateness.table_id),
+               (SELECT t.name FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) lateness.table_id),
+               false));
+
+-- The corrections a run applied whose event lay before the hot window.
+ALTER TABLE treble_sync.runs ADD COLUMN rows_late_outside bigint NOT NULL DEFAULT 0;
+
+-- A table's 'late' incident: open while corrections land before its hot
+-- window (the copy gets them through the delta, but would never see such
+-- a row removed).
+ALTER TABLE treble_sync.incidents DROP CONSTRAINT incidents_kind_check;
+ALTER TABLE treble_sync.incidents ADD CONSTRAINT incidents_kind_check
+    CHECK (kind IN ('failing', 'stale', 'late'));
+
+CREATE OR REPLACE FUNCTION treble_sync.incident(t treble_sync.tables, incident_kind text, open boolean,
+                                                run treble_sync.runs)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    i treble_sync.incidents;
+    event text;
+BEGIN
+    IF open THEN
+        INSERT INTO treble_sync.incidents AS x (table_id, kind, opened_by)
+        VALUES (t.table_id, incident_kind, run.run_id)
+        ON CONFLICT (table_id, kind) WHERE closed_at IS NULL DO NOTHING
+        RETURNING x.* INTO i;
+        event := CASE incident_kind WHEN 'failing' THEN 'failed' WHEN 'late' THEN 'late' ELSE 'stale' END;
+    ELSE
+        UPDATE treble_sync.incidents x SET closed_at = pg_catalog.clock_timestamp(), closed_by = run.run_id
+        WHERE x.table_id OPERATOR(pg_catalog.=) t.table_id AND x.kind OPERATOR(pg_catalog.=) incident_kind
+          AND x.closed_at IS NULL
+        RETURNING x.* INTO i;
+        event := CASE incident_kind WHEN 'failing' THEN 'recovered' WHEN 'late' THEN 'on_time' ELSE 'fresh' END;
+    END IF;
+    IF i.incident_id IS NULL THEN
+        RETURN;                     -- already open, or nothing to close
+    END IF;
+    PERFORM pg_notify('treble_sync', json_build_object(
+        'event', event,
+        'table', t.name,
+        'incident_id', i.incident_id,
+        'run_id', run.run_id,
+        'status', run.status,
+        'at', clock_timestamp(),
+        'freshness_seconds', round(extract(epoch FROM treble_sync.freshness(t)))
+    )::text);
+END
+$$;
+
+-- after_run: the 'late' incident opens on a run that applied a correction
+-- before the hot window, and closes on a run after seven days without one
+-- (a window made wide enough, or corrections on time again); the advisor's
+-- histogram goes with the run rows, after treble_sync.run_retention.
+CREATE OR REPLACE FUNCTION treble_sync.after_run(run_id bigint, retention interval)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r treble_sync.runs;
+    t treble_sync.tables;
+BEGIN
+    SELECT * INTO r FROM treble_sync.runs x WHERE x.run_id OPERATOR(pg_catalog.=) after_run.run_id;
+    SELECT * INTO t FROM treble_sync.tables x WHERE x.name OPERATOR(pg_catalog.=) r.table_name;
+    IF t.table_id IS NULL
+       OR r.status OPERATOR(pg_catalog.<>) ALL ('{success,empty,failed}'::pg_catalog.text[]) THEN
+        RETURN;
+    END IF;
+    PERFORM treble_sync.incident(t, 'failing', r.status OPERATOR(pg_catalog.=) 'failed', r);
+    PERFORM treble_sync.incident(t, 'stale',
+        treble_sync.freshness(t) OPERATOR(pg_catalog.>)
+            pg_catalog.current_setting('treble_sync.freshness_alert')::interval, r);
+    IF r.rows_late_outside OPERATOR(pg_catalog.>) 0 THEN
+        PERFORM treble_sync.incident(t, 'late', true, r);
+    ELSIF r.status OPERATOR(pg_catalog.<>) 'failed' AND NOT EXISTS (
+            SELECT 1 FROM treble_sync.lateness l
+            WHERE l.table_id OPERATOR(pg_catalog.=) t.table_id
+              AND l.kind OPERATOR(pg_catalog.<>) 'removal'
+              AND l.outside_window OPERATOR(pg_catalog.>) 0
+              AND l.day OPERATOR(pg_catalog.>) ((pg_catalog.now() AT TIME ZONE 'UTC')::pg_catalog.date OPERATOR(pg_catalog.-) 7)) THEN
+        PERFORM treble_sync.incident(t, 'late', false, r);
+    END IF;
+    IF retention IS NOT NULL THEN
+        DELETE FROM treble_sync.runs x
+        WHERE x.table_name OPERATOR(pg_catalog.=) t.name
+          AND x.owner OPERATOR(pg_catalog.=) t.owner
+          AND x.finished_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) retention);
+        DELETE FROM treble_sync.lateness l
+        WHERE l.table_id OPERATOR(pg_catalog.=) t.table_id
+          AND l.day OPERATOR(pg_catalog.<) ((pg_catalog.now() OPERATOR(pg_catalog.-) retention) AT TIME ZONE 'UTC')::pg_catalog.date;
+    END IF;
+END
+$$;
+
+-- The advice: over the days (UTC) since `since` (30 days back by default), how late
+-- the table's corrections were (p50, p99, p99.9 and the latest; a
+-- percentile is the upper end of the histogram bucket it falls in, at
+-- most the latest seen), how many landed before the hot window and their
+-- share, the removals seen, the days verify() found different before the
+-- window, and the smallest window in whole days that would have held
+-- p99.9 of the corrections and removals.  Reads the histogram with the
+-- caller's privileges: a table whose log the caller may not read has no row.
+CREATE FUNCTION treble_sync.window_advice(name text DEFAULT NULL, since date DEFAULT NULL)
+RETURNS TABLE (table_name text, hot_window interval, corrections bigint, removals bigint,
+               late_p50 interval, late_p99 interval, late_p999 interval, late_max interval,
+               outside_window bigint, outside_share double precision,
+               verify_outside_days bigint, advised_window interval)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH period AS (
+        SELECT coalesce(window_advice.since, (pg_catalog.now() AT TIME ZONE 'UTC')::pg_catalog.date OPERATOR(pg_catalog.-) 30) AS since
+    ), t AS (
+        SELECT x.table_id, x.name, x.hot_window FROM treble_sync.tables x
+        WHERE (window_advice.name IS NULL OR x.name OPERATOR(pg_catalog.=) window_advice.name)
+          AND x.event_column IS NOT NULL AND x.cursor_kind OPERATOR(pg_catalog.=) 'timestamp'
+          AND treble_sync.may_read_log(x.owner, x.name, false)
+    ), b AS (
+        -- the buckets of corrections and removals, in order of lateness
+        SELECT l.table_id, l.late_from_hours, l.late_to_hours,
+               pg_catalog.sum(l.rows)::bigint AS rows, pg_catalog.max(l.max_late) AS max_late
+        FROM treble_sync.lateness l, period p
+        WHERE l.day OPERATOR(pg_catalog.>=) p.since AND l.kind OPERATOR(pg_catalog.<>) 'verify'
+        GROUP BY 1, 2, 3
+    ), c AS (
+        SELECT b.*, pg_catalog.sum(b.rows) OVER (PARTITION BY b.table_id ORDER BY b.late_from_hours)
+                    OPERATOR(pg_catalog./) pg_catalog.sum(b.rows) OVER (PARTITION BY b.table_id) AS upto,
+               pg_catalog.max(b.max_late) OVER (PARTITION BY b.table_id) AS latest
+        FROM b
+    ), q AS (
+        -- a percentile: the end of the first bucket that reaches it, but
+        -- never past the latest change seen
+        SELECT c.table_id,
+               LEAST(pg_catalog.min(pg_catalog.make_interval(hours => c.late_to_hours))
+                                FILTER (WHERE c.upto OPERATOR(pg_catalog.>=) 0.5), pg_catalog.max(c.latest)) AS p50,
+               LEAST(pg_catalog.min(pg_catalog.make_interval(hours => c.late_to_hours))
+                                FILTER (WHERE c.upto OPERATOR(pg_catalog.>=) 0.99), pg_catalog.max(c.latest)) AS p99,
+               LEAST(pg_catalog.min(pg_catalog.make_interval(hours => c.late_to_hours))
+                                FILTER (WHERE c.upto OPERATOR(pg_catalog.>=) 0.999), pg_catalog.max(c.latest)) AS p999,
+               pg_catalog.max(c.latest) AS latest
+        FROM c GROUP BY 1
+    ), k AS (
+        SELECT l.table_id,
+               pg_catalog.sum(l.rows) FILTER (WHERE l.kind OPERATOR(pg_catalog.=) 'correction')::bigint AS corrections,
+               pg_catalog.sum(l.rows) FILTER (WHERE l.kind OPERATOR(pg_catalog.=) 'removal')::bigint AS removals,
+               pg_catalog.sum(l.outside_window) FILTER (WHERE l.kind OPERATOR(pg_catalog.=) 'correction')::bigint AS outside,
+               pg_catalog.sum(l.outside_window) FILTER (WHERE l.kind OPERATOR(pg_catalog.=) 'verify')::bigint AS verify_outside
+        FROM treble_sync.lateness l, period p
+        WHERE l.day OPERATOR(pg_catalog.>=) p.since
+        GROUP BY 1
+    )
+    SELECT t.name, t.hot_window,
+           coalesce(k.corrections, 0), coalesce(k.removals, 0),
+           q.p50, q.p99, q.p999, q.latest,
+           coalesce(k.outside, 0),
+           CASE WHEN coalesce(k.corrections, 0) OPERATOR(pg_catalog.>) 0
+                THEN k.outside::double precision OPERATOR(pg_catalog./) k.corrections END,
+           coalesce(k.verify_outside, 0),
+           -- whole days: a change late by L lies inside a window of
+           -- ceil(L / 1 day) days whenever it is applied
+           CASE WHEN q.p999 IS NOT NULL THEN pg_catalog.make_interval(days => GREATEST(1,
+               pg_catalog.ceil(pg_catalog.date_part('epoch', q.p999) OPERATOR(pg_catalog./) 86400)::integer)) END
+    FROM t
+    LEFT JOIN q ON q.table_id OPERATOR(pg_catalog.=) t.table_id
+    LEFT JOIN k ON k.table_id OPERATOR(pg_catalog.=) t.table_id
+    ORDER BY t.name
+$$;
+COMMENT ON FUNCTION treble_sync.window_advice IS
+    'how late corrections and removals came (p50, p99, p99.9, latest), how many landed before the hot window, and the window that would hold p99.9';
+
+-- status: the window advisor's last 30 days, two columns at the end.
+CREATE OR REPLACE VIEW treble_sync.status WITH (security_invoker = true) AS
+SELECT t.name AS table_name,
+       t.enabled,
+       t.mode,
+       s.schedule,
+       last.status AS last_status,
+       last.finished_at AS last_run_at,
+       last.finished_at OPERATOR(pg_catalog.-) last.started_at AS last_duration,
+       t.watermark,
+       CASE WHEN t.cursor_kind OPERATOR(pg_catalog.=) 'timestamp' THEN
+           last.cut::timestamp OPERATOR(pg_catalog.-) t.watermark::timestamp END AS lag,
+       pg_catalog.round(extract(epoch FROM treble_sync.freshness(t)))::bigint AS freshness_seconds,
+       (SELECT pg_catalog.count(*) FROM treble_sync.runs f
+        WHERE f.table_name OPERATOR(pg_catalog.=) t.name AND f.status OPERATOR(pg_catalog.=) 'failed'
+          AND f.run_id OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(ok.run_id) FROM treble_sync.runs ok
+                                   WHERE ok.table_name OPERATOR(pg_catalog.=) t.name
+                                     AND ok.status OPERATOR(pg_catalog.=) ANY ('{success,empty}'::pg_catalog.text[])), 0)
+       ) AS consecutive_failures,
+       CASE WHEN last.status OPERATOR(pg_catalog.=) 'failed' THEN last.error END AS last_error,
+       greatest(c.reltuples, 0)::bigint AS rows_estimate,
+       a.outside_window AS late_outside_window,
+       a.advised_window
+FROM treble_sync.tables t
+LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.local_table
+LEFT JOIN LATERAL (SELECT * FROM treble_sync.runs r
+                   WHERE r.table_name OPERATOR(pg_catalog.=) t.name
+                     AND r.status OPERATOR(pg_catalog.=) ANY ('{success,empty,failed}'::pg_catalog.text[])
+                   ORDER BY r.run_id DESC LIMIT 1) last ON true
+LEFT JOIN LATERAL (SELECT pg_catalog.string_agg(x.schedule, ', ') AS schedule
+                   FROM treble_sync.schedules() x
+                   WHERE x.job_name OPERATOR(pg_catalog.=) ('treble_sync: ' OPERATOR(pg_catalog.||) t.name)) s ON true
+LEFT JOIN LATERAL treble_sync.window_advice(t.name) a ON true
+WHERE treble_sync.may_read_log(t.owner, t.name, false);

@@ -1708,3 +1708,46 @@ CatalogRecordVerification(const char *table_name, const char *cut, int days,
 				  " (table_name, cut, days, mismatched_days, checksum) VALUES ($1, $2, $3, $4, $5)",
 				  5, types, values, NULL, SPI_OK_INSERT);
 }
+
+/*
+ * Add a bucket of the window advisor's histogram (advisor.c) to today's
+ * row of the table's lateness of that kind: rows changed at least
+ * from_hours late and less than to_hours (-1: no upper bound), how many
+ * of them before the hot window, and the latest of them in hours (kept
+ * as an interval of at most 100 years: a BC event is no finer a guide).
+ */
+void
+CatalogAddLateness(int32 table_id, const char *kind, int32 from_hours, int32 to_hours,
+				   int64 rows, int64 outside, double max_hours)
+{
+	Oid			types[7] = {INT4OID, TEXTOID, INT4OID, INT4OID, INT8OID, INT8OID, FLOAT8OID};
+	Datum		values[7] = {Int32GetDatum(table_id), CStringGetTextDatum(kind),
+		Int32GetDatum(from_hours), Int32GetDatum(to_hours), Int64GetDatum(rows),
+	Int64GetDatum(outside), Float8GetDatum(max_hours)};
+	char		nulls[7] = {' ', ' ', ' ', to_hours < 0 ? 'n' : ' ', ' ', ' ', ' '};
+
+	Assert(rows > 0 && outside >= 0 && outside <= rows);
+	catalog_write("INSERT INTO treble_sync.lateness AS l"
+				  " (table_id, day, kind, late_from_hours, late_to_hours, rows, outside_window, max_late)"
+				  " VALUES ($1, (pg_catalog.now() AT TIME ZONE 'UTC')::pg_catalog.date, $2, $3, $4, $5, $6,"
+				  " pg_catalog.make_interval(secs => LEAST($7, 876000) OPERATOR(pg_catalog.*) 3600))"
+				  " ON CONFLICT (table_id, day, kind, late_from_hours) DO UPDATE"
+				  " SET rows = l.rows OPERATOR(pg_catalog.+) EXCLUDED.rows,"
+				  " outside_window = l.outside_window OPERATOR(pg_catalog.+) EXCLUDED.outside_window,"
+				  " max_late = GREATEST(l.max_late, EXCLUDED.max_late)",
+				  7, types, values, nulls, SPI_OK_INSERT);
+}
+
+/*
+ * Record on a run row how many corrections it applied whose event lay
+ * before the hot window: after_run() opens the table's 'late' incident.
+ */
+void
+CatalogSetLateOutside(int64 run_id, int64 rows)
+{
+	catalog_write("UPDATE treble_sync.runs SET rows_late_outside = $2"
+				  " WHERE run_id OPERATOR(pg_catalog.=) $1",
+				  2, (Oid[]) {INT8OID, INT8OID},
+				  (Datum[]) {Int64GetDatum(run_id), Int64GetDatum(rows)},
+				  NULL, SPI_OK_UPDATE);
+}

@@ -102,5 +102,8 @@ extern void CatalogDeleteCheck(int64 check_id);
 extern bool CatalogHasRowChecks(int32 table_id);
 extern void CatalogRecordVerification(const char *table_name, const char *cut, int days,
 									  int mismatched, bool checksum);
+extern void CatalogAddLateness(int32 table_id, const char *kind, int32 from_hours,
+							   int32 to_hours, int64 rows, int64 outside, double max_hours);
+extern void CatalogSetLateOutside(int64 run_id, int64 rows);
 
 #endif							/* TREBLE_SYNC_CATALOG_H */

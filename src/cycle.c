@@ -50,6 +50,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "advisor.h"
 #include "attempt.h"
 #include "catalog.h"
 #include "cycle.h"
@@ -636,7 +637,17 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
 							 quote_identifier(cfg->event_column));
 		else
 			appendStringInfoString(&sql, " AND $1 IS NOT NULL AND $2 IS NOT NULL");	/* uses both */
-		result->rows_updated = run_sql(sql.data, 2, types, values, SPI_OK_UPDATE);
+		if (kind == UPSERT_VERSIONED && result->lateness != NULL)
+		{
+			/* how late each correction is: its cursor against its event */
+			run_sql(AdvisorMeasuringSql(sql.data,
+										psprintf("s.%s", quote_identifier(cfg->cursor_column)),
+										psprintf("s.%s", quote_identifier(cfg->event_column)), 1),
+					2, types, values, SPI_OK_SELECT);
+			result->rows_updated = AdvisorCollect(&result->lateness->corrections);
+		}
+		else
+			result->rows_updated = run_sql(sql.data, 2, types, values, SPI_OK_UPDATE);
 	}
 
 	/*
@@ -740,9 +751,10 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 			   bool by_keys, Datum gone, CycleResult *result)
 {
 	const char *ev = quote_identifier(cfg->event_column);
-	Oid			types[4] = {TIMESTAMPOID, TIMESTAMPOID, INT4OID, TEXTARRAYOID};
-	Datum		values[4] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi),
-	Int32GetDatum(0), bad_keys_array(result)};
+	Oid			types[5] = {TIMESTAMPOID, TIMESTAMPOID, INT4OID, TEXTARRAYOID, TIMESTAMPOID};
+	Datum		values[5] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi),
+		Int32GetDatum(0), bad_keys_array(result),
+	TimestampGetDatum(result->lateness ? result->lateness->cut : 0)};
 	char	   *in_window;
 	char	   *sql;
 
@@ -773,7 +785,15 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 					   quote_identifier(linitial(cfg->key_columns)),
 					   LocalColumnOperator(cfg, linitial(cfg->key_columns), TYPECACHE_EQ_OPR),
 					   in_window);
-		result->rows_deleted = run_sql(sql, 4, types, values, SPI_OK_DELETE);
+		if (result->lateness != NULL)
+		{
+			/* how late each removal is: the cut against its event */
+			run_sql(AdvisorMeasuringSql(sql, "$5", psprintf("t.%s", ev), 1),
+					5, types, values, SPI_OK_SELECT);
+			result->rows_deleted = AdvisorCollect(&result->lateness->removals);
+		}
+		else
+			result->rows_deleted = run_sql(sql, 4, types, values, SPI_OK_DELETE);
 	}
 	else
 	{
@@ -781,7 +801,14 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 					   by_keys ? psprintf(" AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %s)",
 										  LocalKeyJoin(cfg, "t", "w")) : "");
 		/* the copy's window, by its event index, against the staged rows and keys */
-		result->rows_deleted = run_sql_hashing(sql, 4, types, values, SPI_OK_DELETE, 0);
+		if (result->lateness != NULL)
+		{
+			run_sql_hashing(AdvisorMeasuringSql(sql, "$5", psprintf("t.%s", ev), 1),
+							5, types, values, SPI_OK_SELECT, 0);
+			result->rows_deleted = AdvisorCollect(&result->lateness->removals);
+		}
+		else
+			result->rows_deleted = run_sql_hashing(sql, 4, types, values, SPI_OK_DELETE, 0);
 	}
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
@@ -814,7 +841,7 @@ refresh_all(TableConfig *cfg, const char *qlocal, CycleResult *result)
  * The lower bound of the hot window: date_trunc('day', T) - hot_window,
  * from the warehouse's clock, the same on both sides.
  */
-static Timestamp
+Timestamp
 CycleWindowBound(TableConfig *cfg, Timestamp cut)
 {
 	Datum		day = DirectFunctionCall2(timestamp_trunc, CStringGetTextDatum("day"),
@@ -1442,10 +1469,18 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	spec.have_window = window_bound(cfg, conn, spec.cut, &spec.bound);
 	if (spec.have_window)
 		result->hot_window_from = CycleFormatTimestamp(spec.bound);
+	if (spec.have_window && AdvisorCovers(cfg))
+	{
+		/* the window advisor measures what steps 3 and 4 change */
+		result->lateness = palloc0(sizeof(CycleLateness));
+		result->lateness->window_bound = spec.bound;
+		result->lateness->cut = spec.cut;
+	}
 
 	/* steps 2 to 4 */
 	pull_and_apply(cfg, conn, &spec, cfg->mode == SYNC_APPEND ? APPLY_APPEND : APPLY_CYCLE,
 				   result);
+	AdvisorRecord(cfg, result);
 	/* step 5: from the watermark itself, not from the overlap's start */
 	advance_watermark(cfg, cfg->watermark != NULL,
 					  cfg->watermark ? CycleParseCursor(cfg, cfg->watermark) : 0,

@@ -30,6 +30,7 @@ extern void CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
 							CycleResult *result);
 extern UserMapping *CyclePrecheck(TableConfig *cfg, ForeignServer **server_out);
 extern char *CycleFormatTimestamp(Timestamp ts);
+extern Timestamp CycleWindowBound(TableConfig *cfg, Timestamp cut);
 extern Timestamp CycleParseTimestamp(const char *text);
 
 #endif							/* TREBLE_SYNC_CYCLE_H */

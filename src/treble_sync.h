@@ -178,6 +178,10 @@ typedef struct CycleResult
 	int64		rows_null_cursor;	/* warehouse rows with a NULL cursor */
 	char	   *warnings;		/* NULL cursors, failed 'warn' checks; or NULL */
 	int64		run_id;			/* the run these figures belong to */
+	struct CycleLateness *lateness; /* what the window advisor measures,
+									 * or NULL (advisor.h) */
+	int64		rows_late_outside;	/* corrections whose event lay before
+									 * the hot window */
 } CycleResult;
 
 /* Whether two texts, either of which may be NULL, are the same. */

@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "advisor.h"
 #include "catalog.h"
 #include "cycle.h"
 #include "deparse.h"
@@ -318,6 +319,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	List	   *remote;
 	List	   *local;
 	List	   *all = NIL;
+	List	   *different = NIL;	/* the days that differ, for the advisor */
 	ListCell   *lc;
 	int			mismatched = 0;
 	int			nestlevel;
@@ -432,6 +434,8 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 		if (!match)
 		{
 			mismatched++;
+			if (!key->null_day)
+				different = lappend_int(different, key->day);
 			if (repair && !key->null_day)
 			{
 				values[6] = Int64GetDatum(WorkerRunRepair(cfg->table_id,
@@ -443,6 +447,8 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	CatalogRecordVerification(cfg->name, cut_text, list_length(all), mismatched, with_checksum);
+	if (AdvisorCovers(cfg))
+		AdvisorRecordVerify(cfg, cut, CycleWindowBound(cfg, cut), different);
 	return (Datum) 0;
 }
 
