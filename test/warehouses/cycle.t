@@ -282,6 +282,16 @@ SQL
     check "$W: the delta inserts 2 and updates 2 (pulling the delta and the window)" "success 2 2 0" "${out% *}"
     check_copy "$W: after the delta the copy equals the warehouse (key 4's newest of two versions)"
     check "$W: the watermark moves to the new cut" "2026-11-29 12:00:00" "$(watermark)"
+    # the window advisor: key 2 corrected 2 h 59 min after its event, key 4
+    # 1,427.5 h after (2026-10-01, before the window: the 'late' incident)
+    check "$W: the advisor measures both corrections, one before the window" "2 0 1 2,720 t" \
+        "$(q -F ' ' -c "SELECT a.corrections, a.removals, a.outside_window,
+                               (SELECT string_agg(late_from_hours::text, ',' ORDER BY late_from_hours)
+                                FROM treble_sync.lateness l JOIN treble_sync.tables t USING (table_id)
+                                WHERE t.name = 'fact_sends'),
+                               EXISTS (SELECT FROM treble_sync.incidents i JOIN treble_sync.tables t USING (table_id)
+                                       WHERE t.name = 'fact_sends' AND i.kind = 'late' AND i.closed_at IS NULL)
+                        FROM treble_sync.window_advice('fact_sends') a")"
 
     # --- removals in the hot window (bound: 2026-11-26 00:00, the day three
     # days before the cut's)
@@ -294,6 +304,8 @@ SQL
     check_copy "$W: after removals the copy equals the warehouse"
     wh <<<"DELETE FROM fact_sends WHERE send_id = 8;"
     check "$W: a row exactly at the window's bound is removed too" "success 0 0 1" "$(sync | cut -d' ' -f1-4)"
+    check "$W: the advisor counts both removals, and advises a window for key 4's 60 days" "2 2 60 days" \
+        "$(q -F ' ' -c "SELECT corrections, removals, advised_window FROM treble_sync.window_advice('fact_sends')")"
     check_copy "$W: and the copy equals the warehouse"
 
     # --- empty run

@@ -104,6 +104,8 @@ SELECT status, rows_updated FROM treble_sync.sync_table('lat_int');
 SELECT count(*) FROM treble_sync.lateness l JOIN treble_sync.tables t USING (table_id) WHERE t.name = 'lat_int';
 SELECT table_name FROM treble_sync.window_advice() WHERE table_name LIKE 'lat%';
 
+-- the histogram goes with its registration
+SELECT table_id AS lat_id FROM treble_sync.tables WHERE name = 'lat' \gset
 SELECT treble_sync.remove_table('lat_int', drop_local => true);
 SELECT treble_sync.remove_table('lat', drop_local => true);
-SELECT count(*) FROM treble_sync.lateness;
+SELECT count(*) FROM treble_sync.lateness WHERE table_id = :lat_id;
