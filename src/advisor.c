@@ -55,13 +55,14 @@ static const int bucket_from_hours[ADVISOR_BUCKETS] = {
 
 /*
  * Whether the advisor measures this table's cycles: it needs a hot window
- * (mode upsert with an event column) and cursor values that are times.
+ * (mode upsert with an event column) and cursor values that are times,
+ * and treble_sync.window_advisor on.
  */
 bool
 AdvisorCovers(TableConfig *cfg)
 {
-	return cfg->event_column != NULL && cfg->mode == SYNC_UPSERT &&
-		cfg->cursor_kind == CURSOR_TIMESTAMP;
+	return treble_sync_window_advisor && cfg->event_column != NULL &&
+		cfg->mode == SYNC_UPSERT && cfg->cursor_kind == CURSOR_TIMESTAMP;
 }
 
 /*

@@ -46,6 +46,9 @@ int			treble_sync_lock_timeout = 60 * 1000;
  */
 int			treble_sync_cursor_max_lead = 24 * 60 * 60;
 
+/* treble_sync.window_advisor: cycles measure how late their changes are */
+bool		treble_sync_window_advisor = true;
+
 /* treble_sync.worker_start_timeout (ms): wait this long for a worker slot */
 bool		treble_sync_read_ahead = true;
 int			treble_sync_worker_start_timeout = 5 * 60 * 1000;
@@ -145,5 +148,19 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+
+	/*
+	 * Server-wide (postgresql.conf, ALTER SYSTEM): the advisor's figures
+	 * and its 'late' incidents are the operator's, so no session turns
+	 * them off for the cycles it starts.
+	 */
+	DefineCustomBoolVariable("treble_sync.window_advisor",
+							 "Measure how late the corrections and removals of every cycle are.",
+							 "The histogram behind window_advice() and the 'late' incidents.",
+							 &treble_sync_window_advisor,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

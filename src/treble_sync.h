@@ -209,6 +209,7 @@ extern bool treble_sync_verify_checksum;
 extern int	treble_sync_lock_timeout;
 extern int	treble_sync_worker_start_timeout;
 extern bool treble_sync_read_ahead;
+extern bool treble_sync_window_advisor;
 extern int	treble_sync_cursor_max_lead;
 
 #endif							/* TREBLE_SYNC_H */
