@@ -34,7 +34,8 @@ OBJS = \
 	src/deparse.o \
 	src/localsql.o \
 	src/recovery.o \
-	src/advisor.o
+	src/advisor.o \
+	src/group.o
 
 # The install script of the first release and one upgrade script per release
 # since (CONTRIBUTING.md, "Releases"): CREATE EXTENSION runs them in order.

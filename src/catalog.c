@@ -465,9 +465,10 @@ CatalogTableChangedHere(int32 table_id)
 }
 
 /*
- * The enabled tables whose cycles the current role may start (as
- * SecurityMayRun decides), in name order: what sync_all() runs.  The
- * others are left alone, without a run row or an event.
+ * The enabled tables in no group whose cycles the current role may start
+ * (as SecurityMayRun decides), in name order: what sync_all() runs one by
+ * one (groups it runs whole, CatalogEnabledGroupIds).  The others are left
+ * alone, without a run row or an event.
  */
 List *
 CatalogEnabledTableIds(const char *server)
@@ -486,6 +487,7 @@ CatalogEnabledTableIds(const char *server)
 				 "          AND pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'UPDATE')"
 				 "          AND pg_catalog.has_table_privilege(local_table::pg_catalog.oid, 'DELETE')))"
 				 " AND ($1 IS NULL OR server_name::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
+				 " AND group_id IS NULL"	/* a group's members cycle together */
 				 " ORDER BY name",
 				 1, types, values, nulls, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -1750,4 +1752,302 @@ CatalogSetLateOutside(int64 run_id, int64 rows)
 				  2, (Oid[]) {INT8OID, INT8OID},
 				  (Datum[]) {Int64GetDatum(run_id), Int64GetDatum(rows)},
 				  NULL, SPI_OK_UPDATE);
+}
+
+/* ------------------------------------------------------------------------
+ * Sync groups (group.c)
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The integers of column 1 of the rows SPI_tuptable holds, as an integer
+ * List in the memory context cxt.
+ */
+static List *
+spi_int_column(MemoryContext cxt)
+{
+	List	   *ids = NIL;
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		CHECK_FOR_INTERRUPTS();
+		ids = lappend_int(ids, DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull)));
+		MemoryContextSwitchTo(old);
+	}
+	return ids;
+}
+
+/*
+ * Look a group up by name: its id and owner, and its members' table ids
+ * in the order their cuts are frozen.  False if there is no such group.
+ * Read as the extension owner: groups are readable by everyone anyway.
+ */
+bool
+CatalogGetGroup(const char *name, int32 *group_id, Oid *owner, List **members)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			type = TEXTOID;
+	Datum		value = CStringGetTextDatum(name);
+	bool		found;
+
+	SPI_connect();
+	catalog_exec("SELECT group_id, owner::pg_catalog.oid FROM treble_sync.groups"
+				 " WHERE name OPERATOR(pg_catalog.=) $1", 1, &type, &value, NULL, SPI_OK_SELECT);
+	found = SPI_processed == 1;
+	if (found)
+	{
+		bool		isnull;
+
+		*group_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		type = INT4OID;
+		value = Int32GetDatum(*group_id);
+		catalog_exec("SELECT table_id FROM treble_sync.tables WHERE group_id OPERATOR(pg_catalog.=) $1"
+					 " ORDER BY group_position, table_id", 1, &type, &value, NULL, SPI_OK_SELECT);
+		*members = spi_int_column(cxt);
+	}
+	SPI_finish();
+	return found;
+}
+
+/*
+ * The group a registration belongs to (its name, in the caller's memory
+ * context), or NULL.
+ */
+char *
+CatalogTableGroup(int32 table_id)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			type = INT4OID;
+	Datum		value = Int32GetDatum(table_id);
+	char	   *name = NULL;
+
+	SPI_connect();
+	catalog_exec("SELECT g.name FROM treble_sync.tables t JOIN treble_sync.groups g USING (group_id)"
+				 " WHERE t.table_id OPERATOR(pg_catalog.=) $1", 1, &type, &value, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		name = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return name;
+}
+
+/* Make a group, without members; returns its id. */
+int32
+CatalogInsertGroup(const char *name, Oid owner)
+{
+	return DatumGetInt32(catalog_write_returning("INSERT INTO treble_sync.groups (name, owner)"
+												 " VALUES ($1, $2) RETURNING group_id", 2,
+												 (Oid[]) {TEXTOID, OIDOID},
+												 (Datum[]) {CStringGetTextDatum(name), ObjectIdGetDatum(owner)},
+												 NULL, SPI_OK_INSERT_RETURNING));
+}
+
+/*
+ * Make table_ids (an integer List) the members of a group, in that order;
+ * the registrations that were members and are not any more leave it.
+ */
+void
+CatalogSetGroupMembers(int32 group_id, List *table_ids)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * Max(list_length(table_ids), 1));
+	int			n = 0;
+	ListCell   *lc;
+
+	foreach(lc, table_ids)
+		ids[n++] = Int32GetDatum(lfirst_int(lc));
+	catalog_write("UPDATE treble_sync.tables t SET group_id = m.g, group_position = m.pos"
+				  " FROM (SELECT $1 AS g, x.id, x.pos FROM pg_catalog.unnest($2) WITH ORDINALITY x(id, pos)) m"
+				  " WHERE t.table_id OPERATOR(pg_catalog.=) m.id",
+				  2, (Oid[]) {INT4OID, INT4ARRAYOID},
+				  (Datum[]) {Int32GetDatum(group_id),
+				  PointerGetDatum(construct_array(ids, n, INT4OID, 4, true, TYPALIGN_INT))},
+				  NULL, SPI_OK_UPDATE);
+	catalog_write("UPDATE treble_sync.tables SET group_id = NULL, group_position = NULL"
+				  " WHERE group_id OPERATOR(pg_catalog.=) $1"
+				  " AND table_id OPERATOR(pg_catalog.<>) ALL ($2)",
+				  2, (Oid[]) {INT4OID, INT4ARRAYOID},
+				  (Datum[]) {Int32GetDatum(group_id),
+				  PointerGetDatum(construct_array(ids, n, INT4OID, 4, true, TYPALIGN_INT))},
+				  NULL, SPI_OK_UPDATE);
+}
+
+/* Dissolve a group: its members stay registered, in no group. */
+void
+CatalogDeleteGroup(int32 group_id)
+{
+	catalog_delete_by_id("DELETE FROM treble_sync.groups WHERE group_id OPERATOR(pg_catalog.=) $1",
+						 INT4OID, Int32GetDatum(group_id));
+}
+
+/* The treble_sync.groups row of a group, as a composite datum. */
+Datum
+CatalogGroupRow(int32 group_id)
+{
+	Oid			type = INT4OID;
+	Datum		value = Int32GetDatum(group_id);
+	Datum		row;
+	bool		isnull;
+
+	SPI_connect();
+	catalog_exec("SELECT g FROM treble_sync.groups g WHERE group_id OPERATOR(pg_catalog.=) $1",
+				 1, &type, &value, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "treble_sync group %d not found", group_id);
+	row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	row = SPI_datumTransfer(row, false, -1);
+	SPI_finish();
+	return row;
+}
+
+/* Log a group cycle ('running' or 'skipped'); returns its group_run_id. */
+int64
+CatalogInsertGroupRun(const char *group_name, const char *status, Oid owner, Oid runner)
+{
+	return DatumGetInt64(catalog_write_returning("INSERT INTO treble_sync.group_runs"
+												 " (group_name, status, owner, run_by, finished_at, error)"
+												 " VALUES ($1, $2, $3, $4,"
+												 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped' THEN pg_catalog.clock_timestamp() END,"
+												 "  CASE WHEN $2 OPERATOR(pg_catalog.=) 'skipped'"
+												 "   THEN 'a cycle of one of its tables is already running' END)"
+												 " RETURNING group_run_id", 4,
+												 (Oid[]) {TEXTOID, TEXTOID, OIDOID, OIDOID},
+												 (Datum[]) {CStringGetTextDatum(group_name),
+												 CStringGetTextDatum(status), ObjectIdGetDatum(owner),
+												 ObjectIdGetDatum(runner)},
+												 NULL, SPI_OK_INSERT_RETURNING));
+}
+
+/* Record how a group cycle ended; error is NULL unless it failed. */
+void
+CatalogFinishGroupRun(int64 group_run_id, const char *status, const char *error)
+{
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(group_run_id);
+	values[1] = CStringGetTextDatum(status);
+	param_text(values, nulls, 2, error);
+	catalog_write("UPDATE treble_sync.group_runs SET status = $2, error = $3,"
+				  " finished_at = pg_catalog.clock_timestamp()"
+				  " WHERE group_run_id OPERATOR(pg_catalog.=) $1",
+				  3, (Oid[]) {INT8OID, TEXTOID, TEXTOID}, values, nulls, SPI_OK_UPDATE);
+}
+
+/* Link a member's run row to its group's run. */
+void
+CatalogSetRunGroupRun(int64 run_id, int64 group_run_id)
+{
+	catalog_write("UPDATE treble_sync.runs SET group_run_id = $2 WHERE run_id OPERATOR(pg_catalog.=) $1",
+				  2, (Oid[]) {INT8OID, INT8OID},
+				  (Datum[]) {Int64GetDatum(run_id), Int64GetDatum(group_run_id)},
+				  NULL, SPI_OK_UPDATE);
+}
+
+/*
+ * The run ids of a group cycle's members, in the order the members were
+ * cycled (an int64 List would do; run ids fit the List of pointers).
+ */
+List *
+CatalogGroupRunRuns(int64 group_run_id)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			type = INT8OID;
+	Datum		value = Int64GetDatum(group_run_id);
+	List	   *ids = NIL;
+	CatalogUser saved = CatalogBecomeOwner();
+
+	SPI_connect();
+	catalog_exec("SELECT run_id FROM treble_sync.runs WHERE group_run_id OPERATOR(pg_catalog.=) $1"
+				 " ORDER BY run_id", 1, &type, &value, NULL, SPI_OK_SELECT);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		int64	   *id = palloc(sizeof(int64));
+
+		*id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		ids = lappend(ids, id);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	CatalogRestoreUser(saved);
+	return ids;
+}
+
+/*
+ * The groups whose every member the caller may run (as CatalogEnabledTableIds
+ * says of tables) and which have an enabled member, of one server or of
+ * every server (NULL), by name: what sync_all() cycles as groups.
+ */
+List *
+CatalogEnabledGroupIds(const char *server)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {server ? CStringGetTextDatum(server) : (Datum) 0};
+	char		nulls[1] = {server ? ' ' : 'n'};
+	List	   *ids;
+
+	SPI_connect();
+	catalog_exec("SELECT g.group_id FROM treble_sync.groups g"
+				 " WHERE pg_catalog.pg_has_role(g.owner::pg_catalog.oid, 'USAGE')"
+				 " AND EXISTS (SELECT 1 FROM treble_sync.tables t WHERE t.group_id OPERATOR(pg_catalog.=) g.group_id"
+				 "             AND t.enabled"
+				 "             AND ($1 IS NULL OR t.server_name::pg_catalog.text OPERATOR(pg_catalog.=) $1))"
+				 " ORDER BY g.name", 1, types, values, nulls, SPI_OK_SELECT);
+	ids = spi_int_column(cxt);
+	SPI_finish();
+	return ids;
+}
+
+/* A group's name, by id (in the caller's memory context). */
+char *
+CatalogGroupName(int32 group_id)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			type = INT4OID;
+	Datum		value = Int32GetDatum(group_id);
+	char	   *name = NULL;
+
+	SPI_connect();
+	catalog_exec("SELECT name FROM treble_sync.groups WHERE group_id OPERATOR(pg_catalog.=) $1",
+				 1, &type, &value, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		name = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return name;
+}
+
+/*
+ * After a group's worker exited: fail its group run and its members' runs
+ * if it could not record how it ended (SIGKILL, a crash).
+ */
+void
+CatalogFailGroupRunIfRunning(int64 group_run_id, const char *error)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(group_run_id), CStringGetTextDatum(error)};
+
+	catalog_write("UPDATE treble_sync.group_runs SET status = 'failed', error = $2,"
+				  " finished_at = pg_catalog.clock_timestamp()"
+				  " WHERE group_run_id OPERATOR(pg_catalog.=) $1 AND status OPERATOR(pg_catalog.=) 'running'",
+				  2, types, values, NULL, SPI_OK_UPDATE);
+	catalog_write("UPDATE treble_sync.runs SET status = 'failed', error = $2,"
+				  " finished_at = pg_catalog.clock_timestamp()"
+				  " WHERE group_run_id OPERATOR(pg_catalog.=) $1 AND status OPERATOR(pg_catalog.=) 'running'",
+				  2, types, values, NULL, SPI_OK_UPDATE);
 }

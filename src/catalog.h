@@ -105,5 +105,19 @@ extern void CatalogRecordVerification(const char *table_name, const char *cut, i
 extern void CatalogAddLateness(int32 table_id, const char *kind, int32 from_hours,
 							   int32 to_hours, int64 rows, int64 outside, double max_hours);
 extern void CatalogSetLateOutside(int64 run_id, int64 rows);
+extern bool CatalogGetGroup(const char *name, int32 *group_id, Oid *owner, List **members);
+extern char *CatalogTableGroup(int32 table_id);
+extern char *CatalogGroupName(int32 group_id);
+extern int32 CatalogInsertGroup(const char *name, Oid owner);
+extern void CatalogSetGroupMembers(int32 group_id, List *table_ids);
+extern void CatalogDeleteGroup(int32 group_id);
+extern Datum CatalogGroupRow(int32 group_id);
+extern int64 CatalogInsertGroupRun(const char *group_name, const char *status, Oid owner,
+								   Oid runner);
+extern void CatalogFinishGroupRun(int64 group_run_id, const char *status, const char *error);
+extern void CatalogSetRunGroupRun(int64 run_id, int64 group_run_id);
+extern List *CatalogGroupRunRuns(int64 group_run_id);
+extern List *CatalogEnabledGroupIds(const char *server);
+extern void CatalogFailGroupRunIfRunning(int64 group_run_id, const char *error);
 
 #endif							/* TREBLE_SYNC_CATALOG_H */

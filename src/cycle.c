@@ -1436,6 +1436,19 @@ window_bound(TableConfig *cfg, OdbcConn *conn, int64 cut, Timestamp *bound)
 }
 
 /*
+ * Step 1 of a cycle: the cut, frozen now, or already (a group's cycle
+ * freezes every member's cut before it pulls any, CycleFreezeCut()).
+ */
+static bool
+cut_of(TableConfig *cfg, OdbcConn *conn, int64 *cut)
+{
+	if (!cfg->cut_frozen)
+		return CycleFreezeCut(cfg, conn, cut);
+	*cut = cfg->frozen_cut;
+	return cfg->cut_found;
+}
+
+/*
  * Run one cycle of the table's mode in the current transaction.  The
  * caller commits (steps 2-5 succeed together) or aborts (nothing of them
  * remains).
@@ -1460,7 +1473,7 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 		delta_start(cfg, CycleParseCursor(cfg, cfg->watermark), &spec.prev);
 
 	/* step 1: the cut, from the warehouse's clock, once */
-	found = CycleFreezeCut(cfg, conn, &spec.cut);
+	found = cut_of(cfg, conn, &spec.cut);
 	count_null_cursors(cfg, conn, result);
 	if (!found)
 		return;					/* the warehouse table has no rows with a cursor */
@@ -1506,7 +1519,7 @@ CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 
 	if (cfg->cursor_kind != CURSOR_NONE)
 	{
-		bool		found = CycleFreezeCut(cfg, conn, &spec.cut);
+		bool		found = cut_of(cfg, conn, &spec.cut);
 
 		count_null_cursors(cfg, conn, result);
 		if (!found)

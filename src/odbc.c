@@ -1206,3 +1206,42 @@ OdbcTextAsBytes(OdbcConn *conn)
 	return driver_is(conn, DRIVER_SQLITE) || driver_is(conn, DRIVER_CLICKHOUSE) ||
 		driver_is(conn, DRIVER_MARIADB) || driver_is(conn, DRIVER_MYSQL);
 }
+
+/*
+ * Make every later statement of this connection read one snapshot of the
+ * warehouse, for a group's cycle: its members' cuts and pulls then see the
+ * warehouse as it was at one moment.  PostgreSQL: one REPEATABLE READ,
+ * READ ONLY transaction.  MariaDB/MySQL: START TRANSACTION WITH
+ * CONSISTENT SNAPSHOT (InnoDB tables; other engines have no snapshot).
+ * SQLite: one read transaction (the driver begins it at the first
+ * statement once autocommit is off).  Returns false for a warehouse with
+ * no transactions (ClickHouse): there the caller freezes the cuts one
+ * after another before any pull.  The transaction ends with the
+ * connection; nothing is written through it.
+ */
+bool
+OdbcBeginSnapshot(OdbcConn *conn)
+{
+	SQLRETURN	rc;
+	SQLHSTMT	stmt;
+
+	if (OdbcDriverIsClickHouse(conn))
+		return false;
+	if (OdbcDriverIsMysql(conn))
+	{
+		stmt = OdbcAllocStatement(conn);
+		OdbcExecute(conn, stmt, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", 0, NULL);
+		OdbcFreeStatement(conn, stmt);
+	}
+	rc = SQLSetConnectAttr(conn->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER) SQL_AUTOCOMMIT_OFF, 0);
+	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "turning autocommit off for one snapshot");
+	stmt = OdbcAllocStatement(conn);
+	if (OdbcDriverIsPostgres(conn))
+		OdbcExecute(conn, stmt, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", 0, NULL);
+	else if (OdbcDriverIsMysql(conn))
+		OdbcExecute(conn, stmt, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY", 0, NULL);
+	else
+		OdbcExecute(conn, stmt, "SELECT count(*) FROM sqlite_master", 0, NULL);	/* SQLite's read begins */
+	OdbcFreeStatement(conn, stmt);
+	return true;
+}

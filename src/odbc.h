@@ -75,6 +75,7 @@ extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
 extern bool OdbcDriverIsPostgres(OdbcConn *conn);
+extern bool OdbcBeginSnapshot(OdbcConn *conn);
 extern bool OdbcDriverIsMysql(OdbcConn *conn);
 extern bool OdbcDriverIsSqlite(OdbcConn *conn);
 extern bool OdbcDriverIsClickHouse(OdbcConn *conn);

@@ -194,6 +194,24 @@ StageCreate(TableConfig *cfg)
 	return relid;
 }
 
+/*
+ * Drop the staging table before the transaction ends: the next member of
+ * a group's cycle, in the same transaction, makes its own.
+ */
+void
+StageDrop(void)
+{
+	Oid			relid = get_relname_relid(STAGE_TABLE_NAME, LookupCreationNamespace("pg_temp"));
+
+	if (!OidIsValid(relid))
+		return;
+	SPI_connect();
+	if (SPI_execute("DROP TABLE " STAGE_TABLE, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not drop the staging table");
+	SPI_finish();
+	CommandCounterIncrement();
+}
+
 /* Append bytes to a COPY text line as PostgreSQL's hex bytea form. */
 static void
 append_copy_hex(StringInfo line, const unsigned char *p, size_t len)

@@ -40,6 +40,7 @@ typedef struct StageTarget
 struct ReadAheadSink;
 
 extern Oid	StageCreate(TableConfig *cfg);
+extern void StageDrop(void);
 extern void StageLoad(StageTarget *target, TableConfig *cfg, OdbcConn *conn,
 					  SQLHSTMT stmt, CycleResult *result);
 extern void StagePull(StageTarget *target, TableConfig *cfg, OdbcConn *conn,

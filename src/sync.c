@@ -22,6 +22,7 @@
 
 #include "catalog.h"
 #include "cycle.h"
+#include "group.h"
 #include "recovery.h"
 #include "security.h"
 #include "worker.h"
@@ -54,6 +55,7 @@ run_named(const char *name, const char *funcname, const char *action, bool full)
 	require_read_committed(funcname);
 	cfg = CatalogGetTable(name, false);
 	SecurityRequireRun(cfg, action);
+	GroupRefuseMember(cfg, funcname);
 	(void) CyclePrecheck(cfg, NULL);
 	return CatalogRunRow(WorkerRunCycle(cfg->table_id, full));
 }
@@ -90,7 +92,9 @@ treble_sync_resync(PG_FUNCTION_ARGS)
 /*
  * sync_all(server): one cycle of every enabled table the caller may sync
  * (it has the privileges of the table's owner), or of those of one server,
- * treble_sync.max_parallel at a time.  A table whose cycle fails is logged
+ * treble_sync.max_parallel at a time; then one cycle of every group with
+ * an enabled member whose owner's privileges the caller has, group after
+ * group.  A table whose cycle fails is logged
  * as failed and the others go on; tables of other owners are left alone.
  * A NULL server is every server.
  */
@@ -102,6 +106,7 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ListCell   *lc;
 	List	   *ids;
+	List	   *runs;
 	char	   *server = NULL;
 
 	RecoveryRequirePrimary("sync_all()");
@@ -113,7 +118,22 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	}
 	InitMaterializedSRF(fcinfo, 0);
 	ids = CatalogEnabledTableIds(server);
-	foreach(lc, WorkerRunCycles(ids, treble_sync_max_parallel))
+	runs = WorkerRunCycles(ids, treble_sync_max_parallel);
+	/* then each group whole, one after another */
+	foreach(lc, CatalogEnabledGroupIds(server))
+	{
+		int32		group_id = lfirst_int(lc);
+		char	   *name = CatalogGroupName(group_id);
+		int32		gid;
+		Oid			owner;
+		List	   *members;
+
+		CHECK_FOR_INTERRUPTS();
+		if (name == NULL || !CatalogGetGroup(name, &gid, &owner, &members) || members == NIL)
+			continue;			/* removed, or emptied, meanwhile */
+		runs = list_concat(runs, CatalogGroupRunRuns(WorkerRunGroup(group_id, linitial_int(members))));
+	}
+	foreach(lc, runs)
 	{
 		int64		run_id = *(int64 *) lfirst(lc);
 		HeapTupleHeader row;

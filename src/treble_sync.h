@@ -146,6 +146,10 @@ typedef struct TableConfig
 	Interval   *keep_history;	/* NULL: no history (history.c) */
 	Oid			history_relid;	/* the history table, while keeping history */
 	TimestampTz history_from;	/* the cut history began at, or -infinity */
+	/* set by a group's cycle, which freezes every member's cut first */
+	bool		cut_frozen;		/* frozen_cut and cut_found hold step 1 */
+	bool		cut_found;		/* false: no row with a cursor */
+	int64		frozen_cut;
 } TableConfig;
 
 /* One chunk of a chunked first load: lo <= column < hi. */

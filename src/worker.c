@@ -63,6 +63,7 @@
 #include "option.h"
 #include "progress.h"
 #include "security.h"
+#include "stage.h"
 #include "worker.h"
 
 /* Distinguishes our cycle locks from users' advisory locks in pg_locks. */
@@ -75,7 +76,8 @@ typedef struct WorkerSlot
 	Oid			database_id;
 	Oid			session_user_id;
 	Oid			user_id;
-	int32		table_id;
+	int32		table_id;		/* of a group's cycle: its first member */
+	int32		group_id;		/* sync_group(): the group; 0 if none */
 	bool		full;			/* resync(): pull everything, make the copy equal */
 	Timestamp	repair_day;		/* repair(): the event day to refresh; 0 if none */
 	int			freshness_alert;	/* the caller's settings, which the worker */
@@ -83,7 +85,8 @@ typedef struct WorkerSlot
 	int			lock_timeout;
 	bool		read_ahead;
 	int			cursor_max_lead;
-	int64		run_id;			/* set by the worker once its run row exists */
+	int64		run_id;			/* set by the worker once its run row exists
+								 * (of a group: its group run) */
 	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
 	char		blockers[LOCKWAIT_BLOCKERS_LEN];	/* who the worker last waited for */
 	ProgressState progress;		/* the worker's progress, for NOTICEs */
@@ -276,6 +279,7 @@ static int64 run_one(int32 table_id, bool full, Timestamp repair_day);
 typedef struct WorkerRun
 {
 	int32		table_id;
+	int32		group_id;		/* a group's cycle: table_id is its first member */
 	dsm_segment *seg;
 	WorkerSlot *slot;
 	BackgroundWorkerHandle *handle;
@@ -405,6 +409,7 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 	run->slot->session_user_id = GetSessionUserId();
 	run->slot->user_id = GetUserId();
 	run->slot->table_id = run->table_id;
+	run->slot->group_id = run->group_id;
 	run->slot->full = full;
 	run->slot->repair_day = repair_day;
 	run->slot->freshness_alert = treble_sync_freshness_alert;
@@ -414,7 +419,8 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 	run->slot->cursor_max_lead = treble_sync_cursor_max_lead;
 
 	WorkerDescribe(&bgw, "treble_sync_worker_main",
-					psprintf("treble_sync cycle of table id %d", run->table_id));
+				   run->group_id ? psprintf("treble_sync cycle of group id %d", run->group_id) :
+				   psprintf("treble_sync cycle of table id %d", run->table_id));
 	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(run->seg));
 
 	if (!register_worker_waiting(&bgw, &run->handle, wait_ms))
@@ -451,6 +457,54 @@ int64
 WorkerRunCycle(int32 table_id, bool full)
 {
 	return run_one(table_id, full, 0);
+}
+
+/*
+ * Run one cycle of a group (first_table_id is its first member) in a
+ * background worker and wait for it.  Returns the group run's id; every
+ * member's run row names it.
+ */
+int64
+WorkerRunGroup(int32 group_id, int32 first_table_id)
+{
+	WorkerRun	run;
+	BgwHandleStatus status;
+	pid_t		pid;
+
+	Assert(group_id > 0);
+	memset(&run, 0, sizeof(run));
+	run.table_id = first_table_id;
+	run.group_id = group_id;
+	require_committed_registration(first_table_id);
+	if (!start_worker(&run, false, 0, treble_sync_worker_start_timeout))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no background worker slot came free for the group's cycle within treble_sync.worker_start_timeout (%d ms)",
+						treble_sync_worker_start_timeout),
+				 errhint("Raise max_worker_processes, or run fewer cycles at once.")));
+
+	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
+	{
+		status = WaitForBackgroundWorkerStartup(run.handle, &pid);
+		if (status == BGWH_STARTED)
+			status = wait_for_worker(first_table_id, run.handle, run.slot);
+	}
+	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
+
+	if (status == BGWH_POSTMASTER_DIED)
+		ereport(ERROR,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("postmaster exited during a treble_sync cycle")));
+	run.run_id = run.slot->run_id;
+	dsm_detach(run.seg);
+	if (run.run_id == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("the treble_sync worker exited before starting the group's cycle"),
+				 errhint("The server log has the worker's error.")));
+	CatalogFailGroupRunIfRunning(run.run_id,
+								 "the worker exited before finishing the group's cycle; nothing of it was applied");
+	return run.run_id;
 }
 
 /* Run repair(name, day) in a background worker and wait for it. */
@@ -1543,6 +1597,304 @@ treble_sync_chunk_worker_main(Datum main_arg)
 	proc_exit(0);
 }
 
+/* ------------------------------------------------------------------------
+ * A group's cycle (sync_group): every member at one cut, in one commit
+ * ------------------------------------------------------------------------
+ */
+
+/* A group's cycle in the worker: its members, their runs and locks. */
+typedef struct GroupCycle
+{
+	char	   *name;
+	int			n;				/* members */
+	TableConfig **cfgs;			/* as read when the run was logged */
+	int64	   *run_ids;
+	LOCKTAG    *tags;
+	int64		group_run_id;
+} GroupCycle;
+
+/*
+ * Transaction 1 of a group's cycle: take every member's cycle lock (in
+ * table_id order, as no other caller takes two), and log the group run
+ * and a run per member.  Returns false when another cycle holds one of the
+ * locks: every run is then logged 'skipped'.
+ */
+static bool
+begin_group_run(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
+{
+	int32		group_id;
+	Oid			owner;
+	List	   *members;
+	bool		locked = true;
+	int			i = 0;
+	ListCell   *lc;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	g->name = CatalogGroupName(slot->group_id);
+	if (g->name == NULL || !CatalogGetGroup(g->name, &group_id, &owner, &members))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("treble_sync group %d no longer exists", slot->group_id)));
+	set_ps_display(g->name);
+	g->n = list_length(members);
+	g->cfgs = palloc0(sizeof(TableConfig *) * Max(g->n, 1));
+	g->run_ids = palloc0(sizeof(int64) * Max(g->n, 1));
+	g->tags = palloc0(sizeof(LOCKTAG) * Max(g->n, 1));
+	foreach(lc, members)
+	{
+		CHECK_FOR_INTERRUPTS();
+		SET_LOCKTAG_ADVISORY(g->tags[i], MyDatabaseId, CYCLE_LOCK_SPACE, (uint32) lfirst_int(lc),
+							 CYCLE_LOCK_KIND);
+		if (locked)
+			locked = LockAcquire(&g->tags[i], ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
+		g->cfgs[i++] = CatalogGetTableById(lfirst_int(lc));
+	}
+	g->group_run_id = CatalogInsertGroupRun(g->name, locked ? "running" : "skipped", owner,
+											slot->user_id);
+	slot->run_id = g->group_run_id;
+	for (i = 0; i < g->n; i++)
+	{
+		if (locked)
+			CatalogFailStaleRuns(g->cfgs[i]);
+		g->run_ids[i] = CatalogInsertRun(g->cfgs[i], locked ? "running" : "skipped", slot->user_id);
+		CatalogSetRunGroupRun(g->run_ids[i], g->group_run_id);
+	}
+	if (!locked)
+		LockReleaseAll(USER_LOCKMETHOD, true);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync cycle of group %s", g->name));
+	return locked;
+}
+
+/*
+ * A member read afresh for an attempt must still be what a group's cycle
+ * needs: the group's members share one owner (the cycle runs as it,
+ * once) and one server (one connection, one snapshot).
+ */
+static void
+check_group_member(GroupCycle *g, TableConfig *cfg, TableConfig *first)
+{
+	if (cfg->owner != first->owner)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("table \"%s\" of group \"%s\" is not owned by the owner of table \"%s\"",
+						cfg->name, g->name, first->name),
+				 errhint("A group's tables share one owner; change the group with treble_sync.alter_group().")));
+	if (strcmp(cfg->server_name, first->server_name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("table \"%s\" of group \"%s\" is not on the server of table \"%s\"",
+						cfg->name, g->name, first->name)));
+	if (cfg->watermark == NULL && (cfg->initial_chunk != NULL || cfg->load_cut != NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table \"%s\" of group \"%s\" has a chunked first load to make",
+						cfg->name, g->name),
+				 errdetail("A chunked load commits chunk by chunk; a group commits once."),
+				 errhint("Set its initial_chunk to NULL with treble_sync.alter_table().")));
+}
+
+/*
+ * One attempt at a group's cycle: every member's cycle in one transaction
+ * and on one warehouse connection, as the members' owner.  Every member's
+ * cut is frozen first, in member order, on one snapshot of the warehouse
+ * where it has one (OdbcBeginSnapshot); then each member is pulled and
+ * applied, checked and logged; then all commit at once.  On error, returns
+ * it and the index of the member at fault in *failed (-1: none).
+ */
+static ErrorData *
+attempt_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt, int attempt, int *failed)
+{
+	OdbcConn   *volatile conn = NULL;
+	ErrorData  *volatile edata = NULL;
+	volatile int current = -1;
+	MemoryContext attempt_cxt;
+	CycleErrorContext context_arg;
+	ErrorContextCallback errcallback;
+
+	AttemptBegin(cxt);
+	attempt_cxt = AllocSetContextCreate(cxt, "treble_sync group attempt", ALLOCSET_DEFAULT_SIZES);
+	PG_TRY();
+	{
+		TableConfig **cfgs = MemoryContextAllocZero(attempt_cxt, sizeof(TableConfig *) * Max(g->n, 1));
+		CycleResult *results = MemoryContextAllocZero(attempt_cxt, sizeof(CycleResult) * Max(g->n, 1));
+		char	  **cuts = MemoryContextAllocZero(attempt_cxt, sizeof(char *) * Max(g->n, 1));
+		bool		changed = false;
+		MemoryContext old;
+
+		push_cycle_context(&errcallback, &context_arg, NULL, g->group_run_id);
+		start_transaction();
+		old = MemoryContextSwitchTo(attempt_cxt);
+		for (int i = 0; i < g->n; i++)
+		{
+			current = i;
+			cfgs[i] = CatalogGetTableById(g->cfgs[i]->table_id);
+			check_group_member(g, cfgs[i], cfgs[0]);
+		}
+		MemoryContextSwitchTo(old);
+
+		/* as the owner, on one connection and one snapshot */
+		current = 0;
+		context_arg.table_name = cfgs[0]->name;
+		context_arg.run_id = g->run_ids[0];
+		SecurityBeginCycle(cfgs[0]);
+		conn = WorkerConnectWarehouse(cfgs[0], cxt);
+		(void) OdbcBeginSnapshot(conn);
+
+		/* schema drift, and step 1 of every member, before any pull */
+		for (int i = 0; i < g->n; i++)
+		{
+			current = i;
+			context_arg.table_name = cfgs[i]->name;
+			context_arg.run_id = g->run_ids[i];
+			SecurityResumeCycle(cfgs[i]);
+			results[i].run_id = g->run_ids[i];
+			DriftCheck(cfgs[i], conn, &results[i]);
+			if (cfgs[i]->cursor_kind != CURSOR_NONE)
+			{
+				CurrentAttempt->cut = NULL;
+				cfgs[i]->cut_found = CycleFreezeCut(cfgs[i], conn, &cfgs[i]->frozen_cut);
+				cfgs[i]->cut_frozen = true;
+				cuts[i] = CurrentAttempt->cut ? MemoryContextStrdup(attempt_cxt, CurrentAttempt->cut) : NULL;
+			}
+		}
+
+		/* steps 2 to 5 of every member, then its checks and its run row */
+		for (int i = 0; i < g->n; i++)
+		{
+			TableConfig *cfg = cfgs[i];
+
+			current = i;
+			context_arg.table_name = cfg->name;
+			context_arg.run_id = g->run_ids[i];
+			AttemptNoteRun(g->run_ids[i]);
+			SecurityResumeCycle(cfg);
+			ProgressStart(cfg->table_id, g->run_ids[i], cfg->local_relid, &slot->progress);
+			CycleRun(cfg, conn, &results[i]);
+			ChecksRun(cfg, &results[i]);	/* a failing 'error' check fails the group */
+			CycleAnalyzeIfChanged(cfg, &results[i]);
+			HistoryAfterCycle(cfg);
+			StageDrop();
+			CatalogLockRegistration(g->cfgs[i]);
+			CatalogFinishRun(g->run_ids[i], &results[i]);
+			CatalogSetRunDetails(g->run_ids[i], attempt, cuts[i], results[i].drift,
+								 results[i].warnings);
+			ProgressEnd();
+			changed |= strcmp(results[i].status, "success") == 0;
+		}
+		current = -1;
+		CatalogFinishGroupRun(g->group_run_id, changed ? "success" : "empty", NULL);
+		for (int i = 0; i < g->n; i++)
+			CatalogAfterRun(g->run_ids[i]);
+		SecurityEndCycle();
+		commit_transaction();
+		OdbcDisconnect(conn);
+		error_context_stack = errcallback.previous;
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		edata = abort_after_error(cxt);
+		if (conn)
+			OdbcDisconnect(conn);
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	*failed = current;
+	MemoryContextDelete(attempt_cxt);
+	return edata;
+}
+
+/*
+ * Record a failed group cycle, in a transaction of its own: the member at
+ * fault gets the error as a cycle of its own would, every other member an
+ * error that names it, the group run the member's error; then the events
+ * of every member.
+ */
+static void
+fail_group(WorkerSlot *slot, GroupCycle *g, ErrorData *edata, int failed, int attempt,
+		   MemoryContext cxt)
+{
+	char	   *text;
+	const char *at = failed >= 0 ? g->cfgs[failed]->name : NULL;
+
+	explain_lock_failure(slot, edata);
+	WorkerScrubError(edata);
+	if (failed >= 0)
+		keep_bad_row(at, g->run_ids[failed], edata, cxt);
+	text = describe_error(edata, at ? at : g->name, failed >= 0 ? g->run_ids[failed] : 0);
+
+	start_transaction();
+	for (int i = 0; i < g->n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		CatalogFailRun(g->run_ids[i], i == failed ? text :
+					   at ? psprintf("group \"%s\" failed at table \"%s\"; nothing of the group's cycle was applied",
+									 g->name, at) :
+					   psprintf("group \"%s\" failed: %s", g->name, text));
+		CatalogSetRunDetails(g->run_ids[i], attempt, i == failed ? CurrentAttempt->cut : NULL,
+							 i == failed ? CurrentAttempt->drift : NULL, NULL);
+	}
+	if (failed >= 0)
+		ChecksRecordFailed(g->run_ids[failed], at, CurrentAttempt->failed_checks);
+	CatalogFinishGroupRun(g->group_run_id, "failed",
+						  at ? psprintf("table \"%s\": %s", at, text) : text);
+	commit_transaction();
+	for (int i = 0; i < g->n; i++)
+		after_failed_run(g->run_ids[i], cxt);
+	ereport(LOG,
+			(errmsg("treble_sync cycle of group \"%s\" failed%s%s%s: %s", g->name,
+					at ? " at table \"" : "", at ? at : "", at ? "\"" : "",
+					edata->message ? edata->message : "unknown error")));
+}
+
+/*
+ * Transaction 2 of a group's cycle, with retries as run_cycle() has: a
+ * transient error (of any member) tries the whole group again, up to its
+ * first member's max_retries.
+ */
+static void
+run_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
+{
+	int			max_retries;
+	ErrorData  *edata;
+	int			failed;
+
+	if (g->n == 0)
+	{
+		start_transaction();
+		CatalogFinishGroupRun(g->group_run_id, "empty", NULL);
+		commit_transaction();
+		return;
+	}
+	max_retries = max_retries_for(g->cfgs[0]);
+	for (int attempt = 1;; attempt++)
+	{
+		long		wait_ms;
+
+		edata = attempt_group(slot, g, cxt, attempt, &failed);
+		if (edata == NULL)
+			return;
+		if (attempt > max_retries || got_sigterm || got_sigint || !CurrentAttempt->transient)
+		{
+			fail_group(slot, g, edata, failed, attempt, cxt);
+			return;
+		}
+		WorkerScrubError(edata);
+		wait_ms = (long) RETRY_FIRST_WAIT_MS << Min(attempt - 1, 10);
+		ereport(LOG,
+				(errmsg("treble_sync cycle of group \"%s\" failed on attempt %d of %d, retrying in %ld ms: %s",
+						g->name, attempt, max_retries + 1, wait_ms,
+						edata->message ? edata->message : "unknown error")));
+		wait_before_retry(wait_ms);
+		FreeErrorData(edata);
+	}
+}
+
 /* Entry point of the worker process. */
 void
 treble_sync_worker_main(Datum main_arg)
@@ -1578,7 +1930,18 @@ treble_sync_worker_main(Datum main_arg)
 	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", slot->cursor_max_lead),
 					PGC_SUSET, PGC_S_SESSION);
 
-	if (begin_run(slot, &cfg, &tag, cxt))
+	if (slot->group_id != 0)
+	{
+		GroupCycle	g;
+
+		memset(&g, 0, sizeof(g));
+		if (begin_group_run(slot, &g, cxt))
+		{
+			run_group(slot, &g, cxt);
+			LockReleaseAll(USER_LOCKMETHOD, true);
+		}
+	}
+	else if (begin_run(slot, &cfg, &tag, cxt))
 	{
 		run_cycle(slot, cfg, cxt);
 		LockRelease(&tag, ExclusiveLock, true);

@@ -19,6 +19,7 @@
 
 extern int64 WorkerRunCycle(int32 table_id, bool full);
 extern int64 WorkerRunRepair(int32 table_id, Timestamp day);
+extern int64 WorkerRunGroup(int32 group_id, int32 first_table_id);
 extern List *WorkerRunCycles(List *table_ids, int max_parallel);
 extern bool WorkerTryLockTable(int32 table_id);
 extern void WorkerDescribe(BackgroundWorker *bgw, const char *function, const char *name);
