@@ -45,6 +45,10 @@ SELECT name, keep_history FROM treble_sync.add_table('null_sends', 'wh', key_col
 RESET ROLE;
 SELECT status, rows_inserted FROM treble_sync.sync_table('null_sends');
 SELECT status, rows_inserted FROM treble_sync.sync_table('null_plain');
+-- and a group of the second
+SET ROLE regress_null_owner;
+SELECT name FROM treble_sync.add_group('null_group', '{null_plain}');
+RESET ROLE;
 
 -- Valid values of the arguments that have no default (and of a few that
 -- have one, where the default would make the call fail early): by
@@ -52,6 +56,14 @@ SELECT status, rows_inserted FROM treble_sync.sync_table('null_plain');
 CREATE TABLE null_valid (proname name, arg text, expr text, PRIMARY KEY (proname, arg));
 GRANT SELECT ON null_valid TO PUBLIC;
 INSERT INTO null_valid VALUES
+    ('add_group', 'name', $$'null_group_2'$$),
+    ('add_group', 'tables', $$'{null_plain}'$$),
+    ('alter_group', 'name', $$'null_group'$$),
+    ('alter_group', 'tables', $$'{null_plain}'$$),
+    ('remove_group', 'name', $$'null_group'$$),
+    ('sync_group', 'name', $$'null_group'$$),
+    ('schedule_group', 'name', $$'null_group'$$),
+    ('schedule_group', 'cron', $$'0 * * * *'$$),
     ('add_check', 'name', $$'null_sends'$$),
     ('add_check', 'kind', $$'not_null'$$),
     ('add_check', 'column_name', $$'note'$$),
