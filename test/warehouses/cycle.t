@@ -349,6 +349,7 @@ SQL
     cancel_while_locked
     warehouse_unreachable
     wrong_password
+    group_cycles
 
     # --- time zones: the same zone-less UTC column into a timestamptz,
     # read by a session in New York; then through a server in Tokyo
@@ -721,6 +722,62 @@ SQL
 
 # The table again, through a server that slices every pull of more than one
 # row, next to the copy made in one pull.
+# A sync group of a campaigns table and a sends table on this warehouse:
+# cycled together (both at once, or neither), never a send without its
+# campaign in the copy, and a failing member applies nothing.
+group_cycles() {
+    local camp_types send_types
+    case $W in
+        clickhouse)
+            camp_types="id Int64, title Nullable(String), created_at DateTime64(6), synced_at DateTime64(6)"
+            send_types="id Int64, camp_id Nullable(Int64), scheduled_at DateTime64(6), synced_at DateTime64(6)" ;;
+        mariadb)
+            camp_types="id BIGINT NOT NULL, title VARCHAR(100), created_at DATETIME(6), synced_at DATETIME(6) NOT NULL"
+            send_types="id BIGINT NOT NULL, camp_id BIGINT, scheduled_at DATETIME(6), synced_at DATETIME(6) NOT NULL" ;;
+        *)
+            camp_types="id BIGINT NOT NULL, title VARCHAR(100), created_at TIMESTAMP, synced_at TIMESTAMP NOT NULL"
+            send_types="id BIGINT NOT NULL, camp_id BIGINT, scheduled_at TIMESTAMP, synced_at TIMESTAMP NOT NULL" ;;
+    esac
+    local engine=""
+    [[ $W == clickhouse ]] && engine=" ENGINE = MergeTree ORDER BY id"
+    wh <<SQL
+DROP TABLE IF EXISTS g_camp;
+DROP TABLE IF EXISTS g_send;
+CREATE TABLE g_camp ($camp_types)$engine;
+CREATE TABLE g_send ($send_types)$engine;
+INSERT INTO g_camp VALUES (1, 'one', '2026-11-29 08:00:00', '2026-11-29 08:00:00');
+INSERT INTO g_send VALUES (10, 1, '2026-11-29 08:30:00', '2026-11-29 08:30:00');
+SQL
+    q >/dev/null <<'SQL'
+SELECT name FROM treble_sync.add_table('g_camp', 'w', key_columns => '{id}', event_column => 'created_at');
+SELECT name FROM treble_sync.add_table('g_send', 'w', key_columns => '{id}', event_column => 'scheduled_at');
+SELECT name FROM treble_sync.add_group('g', '{g_camp, g_send}');
+SQL
+    local orphans="SELECT count(*) FROM g_send s WHERE NOT EXISTS (SELECT 1 FROM g_camp c WHERE c.id = s.camp_id)"
+    local counts="SELECT (SELECT count(*) FROM g_camp) || ' ' || (SELECT count(*) FROM g_send)"
+    gsync() { q -c "SELECT string_agg(status, ',' ORDER BY table_name) FROM treble_sync.sync_group('g')"; }
+    check "$W: a group's first cycle loads both tables" "success,success 1 1" "$(gsync) $(q -c "$counts")"
+    wh <<'SQL'
+INSERT INTO g_camp VALUES (2, 'two', '2026-11-29 09:00:00', '2026-11-29 09:00:00');
+INSERT INTO g_send VALUES (20, 2, '2026-11-29 09:05:00', '2026-11-29 09:05:00');
+INSERT INTO g_send VALUES (21, 2, '2026-11-29 09:06:00', '2026-11-29 09:06:00');
+SQL
+    check "$W: a campaign and its sends arrive in one group cycle" "success,success 2 3 0" \
+        "$(gsync) $(q -c "$counts") $(q -c "$orphans")"
+    check "$W: a member is not cycled alone" "55000" \
+        "$(q -c "DO \$\$ BEGIN PERFORM treble_sync.sync_table('g_send'); EXCEPTION WHEN OTHERS THEN RAISE NOTICE '%', SQLSTATE; END \$\$" 2>&1 | sed 's/^NOTICE: *//')"
+    q -c "SELECT kind FROM treble_sync.add_check('g_camp', 'range', column_name => 'id', max => 2)" >/dev/null
+    wh <<'SQL'
+INSERT INTO g_camp VALUES (3, 'three', '2026-11-29 10:00:00', '2026-11-29 10:00:00');
+INSERT INTO g_send VALUES (30, 3, '2026-11-29 10:05:00', '2026-11-29 10:05:00');
+SQL
+    check "$W: a member's failing check fails the group and applies nothing" "failed,failed 2 3" \
+        "$(gsync) $(q -c "$counts")"
+    q -c "SELECT treble_sync.drop_check(check_id) FROM treble_sync.checks c JOIN treble_sync.tables t USING (table_id) WHERE t.name = 'g_camp'" >/dev/null
+    check "$W: the next group cycle applies both" "success,success 3 4 0" \
+        "$(gsync) $(q -c "$counts") $(q -c "$orphans")"
+}
+
 sliced_pulls() {
     local log_start out
     q -c "SET client_min_messages = warning" \
