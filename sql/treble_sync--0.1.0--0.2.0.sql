@@ -489,3 +489,60 @@ BEGIN
     END LOOP;
 END
 $$;
+
+
+-- metrics(): the group cycles too, by group and status.
+CREATE OR REPLACE FUNCTION treble_sync.metrics()
+RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH label AS (
+        SELECT t.name, pg_catalog.format('table="%s"',
+                   pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(t.name, '\', '\\'), '"', '\"'),
+                                      E'\n', '\n')) AS l
+        FROM treble_sync.tables t
+    ), lines AS (
+        SELECT 1 AS k, 0 AS o, '# HELP treble_sync_freshness_seconds Seconds since the copy''s watermark (its cut in the warehouse).' AS line
+        UNION ALL SELECT 1, 1, '# TYPE treble_sync_freshness_seconds gauge'
+        UNION ALL SELECT 1, 2, pg_catalog.format('treble_sync_freshness_seconds{%s} %s', l.l,
+                                                 coalesce(st.freshness_seconds::pg_catalog.text, 'NaN'))
+            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
+        UNION ALL SELECT 2, 0, '# HELP treble_sync_last_run_duration_seconds Duration of the last finished run.'
+        UNION ALL SELECT 2, 1, '# TYPE treble_sync_last_run_duration_seconds gauge'
+        UNION ALL SELECT 2, 2, pg_catalog.format('treble_sync_last_run_duration_seconds{%s} %s', l.l,
+                                      coalesce(pg_catalog.round(extract(epoch FROM st.last_duration), 3)::pg_catalog.text, 'NaN'))
+            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
+        UNION ALL SELECT 3, 0, '# HELP treble_sync_consecutive_failures Failed runs since the last successful one.'
+        UNION ALL SELECT 3, 1, '# TYPE treble_sync_consecutive_failures gauge'
+        UNION ALL SELECT 3, 2, pg_catalog.format('treble_sync_consecutive_failures{%s} %s', l.l, st.consecutive_failures)
+            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
+        UNION ALL SELECT 4, 0, '# HELP treble_sync_rows Rows moved by the runs in the run log.'
+        UNION ALL SELECT 4, 1, '# TYPE treble_sync_rows counter'
+        UNION ALL SELECT 4, 2, pg_catalog.format('treble_sync_rows_total{%s,kind="%s"} %s', l.l, kind.k,
+                                      coalesce(pg_catalog.sum(CASE WHEN kind.k OPERATOR(pg_catalog.=) 'pulled' THEN r.rows_pulled
+                                                                   WHEN kind.k OPERATOR(pg_catalog.=) 'inserted' THEN r.rows_inserted
+                                                                   WHEN kind.k OPERATOR(pg_catalog.=) 'updated' THEN r.rows_updated
+                                                                   ELSE r.rows_deleted END), 0))
+            FROM label l CROSS JOIN (VALUES ('pulled'), ('inserted'), ('updated'), ('deleted')) kind(k)
+            LEFT JOIN treble_sync.runs r ON r.table_name OPERATOR(pg_catalog.=) l.name
+            GROUP BY l.l, kind.k
+        UNION ALL SELECT 5, 0, '# HELP treble_sync_runs Runs in the run log, by status.'
+        UNION ALL SELECT 5, 1, '# TYPE treble_sync_runs counter'
+        UNION ALL SELECT 5, 2, pg_catalog.format('treble_sync_runs_total{%s,status="%s"} %s', l.l, st.s,
+                                                 pg_catalog.count(r.run_id))
+            FROM label l CROSS JOIN (VALUES ('success'), ('empty'), ('failed'), ('skipped')) st(s)
+            LEFT JOIN treble_sync.runs r ON r.table_name OPERATOR(pg_catalog.=) l.name
+                                        AND r.status OPERATOR(pg_catalog.=) st.s
+            GROUP BY l.l, st.s
+        UNION ALL SELECT 6, 0, '# HELP treble_sync_group_runs Group cycles in the group run log, by status.'
+        UNION ALL SELECT 6, 1, '# TYPE treble_sync_group_runs counter'
+        UNION ALL SELECT 6, 2, pg_catalog.format('treble_sync_group_runs_total{group="%s",status="%s"} %s',
+                                                 pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(g.name, '\', '\\'), '"', '\"'),
+                                                                    E'\n', '\n'),
+                                                 st.s, pg_catalog.count(r.group_run_id))
+            FROM treble_sync.groups g CROSS JOIN (VALUES ('success'), ('empty'), ('failed'), ('skipped')) st(s)
+            LEFT JOIN treble_sync.group_runs r ON r.group_name OPERATOR(pg_catalog.=) g.name
+                                              AND r.status OPERATOR(pg_catalog.=) st.s
+            GROUP BY g.name, st.s
+    )
+    SELECT pg_catalog.string_agg(line, E'\n' ORDER BY k, o, line) OPERATOR(pg_catalog.||) E'\n# EOF\n' FROM lines
+$$;
+COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last run duration, failures, rows and runs per table; group cycles per group';

@@ -25,6 +25,7 @@
  *	  history.c/h    versions of a copy: as_of, changes, rewind, retention
  *	  drift.c/h      schema drift, checked at the start of each cycle
  *	  advisor.c/h    the window advisor: how late corrections and removals are
+ *	  group.c/h      sync groups: tables cycled together, one commit
  *	  checks.c/h     quality checks, run before a cycle commits
  *	  load.c/h       chunked first loads
  *	  attempt.c/h    the state of one attempt at a cycle
