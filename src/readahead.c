@@ -35,25 +35,17 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
+#include "attempt.h"
 #include "miscadmin.h"
-#include "pgstat.h"
+#include "process.h"
+#include "readahead.h"
 #include "postmaster/bgworker.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/shm_mq.h"
 #include "mb/pg_wchar.h"
 #include "utils/memutils.h"
-#include "utils/ps_status.h"
-#include "utils/snapmgr.h"
 
-#include "attempt.h"
-#include "catalog.h"
-#include "odbc.h"
-#include "readahead.h"
-#include "security.h"
-#include "stage.h"
-#include "worker.h"
 
 /*
  * Room for rows in flight: about two batches of a 13-column table (a
@@ -66,12 +58,7 @@
 typedef struct ReadAheadShared
 {
 	/* written by the cycle's worker before the reader starts */
-	Oid			database_id;
-	Oid			session_user_id;
-	Oid			user_id;
-	int32		table_id;
-	Oid			owner;			/* the registration's, as the cycle knows it */
-	int			lock_timeout;
+	ReadAheadRequest request;
 	Size		pull_len;		/* the pull's description follows the header */
 	/* written by the reader before it detaches, if it fails */
 	bool		failed;
@@ -100,6 +87,8 @@ struct ReadAhead
 
 struct ReadAheadSink
 {
+	dsm_segment *seg;
+	ReadAheadShared *shared;
 	shm_mq_handle *mqh;
 };
 
@@ -150,19 +139,19 @@ ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len)
 	reader->seg = dsm_create(queue_offset(pull_len) + READ_AHEAD_QUEUE_SIZE, 0);
 	reader->shared = dsm_segment_address(reader->seg);
 	memset(reader->shared, 0, sizeof(ReadAheadShared));
-	reader->shared->database_id = MyDatabaseId;
-	reader->shared->session_user_id = GetSessionUserId();
-	reader->shared->user_id = GetUserId();
-	reader->shared->table_id = cfg->table_id;
-	reader->shared->owner = cfg->owner;
-	reader->shared->lock_timeout = treble_sync_lock_timeout;
+	reader->shared->request.database_id = MyDatabaseId;
+	reader->shared->request.session_user_id = GetSessionUserId();
+	reader->shared->request.user_id = GetUserId();
+	reader->shared->request.table_id = cfg->table_id;
+	reader->shared->request.owner = cfg->owner;
+	reader->shared->request.lock_timeout = treble_sync_lock_timeout;
 	reader->shared->pull_len = pull_len;
 	memcpy((char *) reader->shared + pull_offset(), pull, pull_len);
 
 	mq = shm_mq_create((char *) reader->shared + queue_offset(pull_len), READ_AHEAD_QUEUE_SIZE);
 	shm_mq_set_receiver(mq, MyProc);
 
-	WorkerDescribe(&bgw, "treble_sync_reader_main",
+	ProcessDescribe(&bgw, "treble_sync_reader_main",
 				   psprintf("treble_sync reader of table id %d", cfg->table_id));
 	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(reader->seg));
 	on_dsm_detach(reader->seg, reader_detached, PointerGetDatum(reader));
@@ -298,18 +287,20 @@ clip_copy(char *dst, const char *src, Size size)
 }
 
 /*
- * Keep an error of the reader in the segment, for the cycle's worker to
+ * In the reader: keep its error in the segment, for the cycle's worker to
  * raise: cut to the room there (on a character boundary: it ends up in the
  * run log), with whether it is worth another attempt, and whether the
  * reader itself was cancelled or terminated (a warehouse's timeout is a
- * cancel too, and is retried).
+ * cancel too, and is retried).  The caller has taken warehouse values out
+ * of it (RedactError).
  */
-static void
-keep_error(ReadAheadShared *shared, ErrorData *edata)
+void
+ReadAheadFail(ReadAheadSink *sink, ErrorData *edata, bool stopped, bool transient)
 {
-	WorkerScrubError(edata);	/* no warehouse value in what is handed on */
-	shared->stopped = WorkerWasSignalled();
-	shared->transient = CurrentAttempt && CurrentAttempt->transient;
+	ReadAheadShared *shared = sink->shared;
+
+	shared->stopped = stopped;
+	shared->transient = transient;
 	shared->sqlerrcode = edata->sqlerrcode;
 	clip_copy(shared->message, edata->message ? edata->message : "unknown error",
 			  sizeof(shared->message));
@@ -320,78 +311,36 @@ keep_error(ReadAheadShared *shared, ErrorData *edata)
 }
 
 /*
- * Entry point of a reader: connect as the cycle does, read the pull the
- * segment describes, send it, and exit.
+ * In the reader: attach to the segment its cycle's worker made, and find
+ * there what to read; NULL if the worker is gone already.  The sink lives
+ * in the current memory context.
  */
-void
-treble_sync_reader_main(Datum main_arg)
+ReadAheadSink *
+ReadAheadAttach(Datum main_arg, ReadAheadRequest *request, const char **pull, Size *pull_len)
 {
-	dsm_segment *seg;
-	ReadAheadShared *shared;
-	ReadAheadSink sink;
-	MemoryContext cxt;
+	dsm_segment *seg = dsm_attach(DatumGetUInt32(main_arg));
+	ReadAheadSink *sink;
 	shm_mq	   *mq;
-	ResourceOwner owner = ResourceOwnerCreate(NULL, "treble_sync reader");
 
-	CurrentResourceOwner = owner;
-	seg = dsm_attach(DatumGetUInt32(main_arg));
 	if (seg == NULL)
-		proc_exit(0);			/* the cycle's worker is gone already */
-	shared = dsm_segment_address(seg);
-	mq = (shm_mq *) ((char *) shared + queue_offset(shared->pull_len));
+		return NULL;
+	sink = palloc0(sizeof(ReadAheadSink));
+	sink->seg = seg;
+	sink->shared = dsm_segment_address(seg);
+	mq = (shm_mq *) ((char *) sink->shared + queue_offset(sink->shared->pull_len));
 	shm_mq_set_sender(mq, MyProc);
-	sink.mqh = shm_mq_attach(mq, seg, NULL);
-
-	WorkerInitHelper(shared->database_id, shared->session_user_id, shared->user_id,
-					 shared->lock_timeout);
-	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync reader",
-								ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(cxt);
-	AttemptBegin(cxt);			/* notes whether a remote error is transient */
-
-	PG_TRY();
-	{
-		TableConfig *cfg;
-		OdbcConn   *conn;
-
-		/* the registration and the user mapping, as the cycle read them */
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		MemoryContextSwitchTo(cxt);
-		cfg = CatalogGetTableById(shared->table_id);
-		if (cfg->owner != shared->owner)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("the registration of \"%s\" changed owner during its cycle", cfg->name)));
-		SecurityBeginReader(cfg);	/* before anything but the registration is read */
-		set_ps_display(cfg->name);
-		conn = WorkerConnectWarehouse(cfg, cxt);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		MemoryContextSwitchTo(cxt);
-		/* the commit left none: the mask's hash context needs one */
-		CurrentResourceOwner = owner;
-		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync reader of %s", cfg->name));
-
-		StageRead(cfg, conn, (char *) shared + pull_offset(), shared->pull_len, &sink);
-		OdbcDisconnect(conn);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortOutOfAnyTransaction();
-		keep_error(shared, edata);
-		RESUME_INTERRUPTS();
-	}
-	PG_END_TRY();
-
-	shm_mq_detach(sink.mqh);
-	dsm_detach(seg);
-	proc_exit(0);
+	sink->mqh = shm_mq_attach(mq, seg, NULL);
+	*request = sink->shared->request;
+	*pull = (char *) sink->shared + pull_offset();
+	*pull_len = sink->shared->pull_len;
+	return sink;
 }
+
+/* In the reader, at its end: let go of the queue and the segment. */
+void
+ReadAheadDetach(ReadAheadSink *sink)
+{
+	shm_mq_detach(sink->mqh);
+	dsm_detach(sink->seg);
+}
+

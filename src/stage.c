@@ -50,10 +50,11 @@
 #include "odbc.h"
 #include "progress.h"
 #include "readahead.h"
+#include "redact.h"
 #include "schema.h"
 #include "security.h"
 #include "stage.h"
-#include "worker.h"
+
 
 /*
  * State of the COPY data-source callback.  COPY's callback takes no
@@ -592,9 +593,9 @@ rollback_data_error(MemoryContext cxt, ResourceOwner owner)
 		 * "relation "..." does not exist" 42P01), and so may its DETAIL.
 		 */
 		if (edata->message)
-			edata->message = WorkerRedactQuoted(edata->message);
+			edata->message = RedactQuoted(edata->message);
 		if (edata->detail)
-			edata->detail = WorkerRedactQuoted(edata->detail);
+			edata->detail = RedactQuoted(edata->detail);
 		ThrowErrorData(edata);
 	}
 	return edata;
@@ -603,23 +604,23 @@ rollback_data_error(MemoryContext cxt, ResourceOwner owner)
 /*
  * COPY lines [from, to) of the batch into rel (the staging table, or the
  * copy with its synced columns named).  COPY runs guarded, so that no
- * message raised inside it carries the line it was at (worker.c); the
+ * message raised inside it carries the line it was at (redact.c); the
  * caller ends the guard if it fails.
  */
 static void
 copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, int from, int to,
-		   WorkerCopyGuard *guard)
+		   RedactCopyGuard *guard)
 {
 	CopyFromState cstate;
 
 	feed->copy_pos = feed->offsets[from];
 	feed->copy_end = feed->offsets[to];
-	WorkerCopyBegin(guard);
+	RedactCopyBegin(guard);
 	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, stage_copy_source, columns, options);
 	ProgressResume();			/* COPY took the progress slots over */
 	CopyFrom(cstate);
 	EndCopyFrom(cstate);
-	WorkerCopyEnd(guard);
+	RedactCopyEnd(guard);
 	ProgressResume();			/* and gave them up */
 }
 
@@ -634,7 +635,7 @@ try_copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, i
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	ErrorData  *volatile edata = NULL;
-	WorkerCopyGuard guard;
+	RedactCopyGuard guard;
 
 	memset(&guard, 0, sizeof(guard));
 	BeginInternalSubTransaction(NULL);
@@ -648,7 +649,7 @@ try_copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, i
 	}
 	PG_CATCH();
 	{
-		WorkerCopyEnd(&guard);
+		RedactCopyEnd(&guard);
 		edata = rollback_data_error(cxt, owner);
 	}
 	PG_END_TRY();
@@ -1032,10 +1033,10 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 			 errmsg("bad row in warehouse table \"%s\": row " INT64_FORMAT " of the pull, column \"%s\": %s",
 					feed->cfg->remote_table, feed->first_row + line,
 					col >= 0 ? feed->names[col] : "unknown",
-					WorkerRedactQuoted(edata->message ? edata->message : "unknown error")) :
+					RedactQuoted(edata->message ? edata->message : "unknown error")) :
 			 errmsg("bad row in warehouse table \"%s\": %s",
 					feed->cfg->remote_table,
-					WorkerRedactQuoted(edata->message ? edata->message : "unknown error")),
+					RedactQuoted(edata->message ? edata->message : "unknown error")),
 			 errdetail("Nothing of this cycle was applied."),
 			 errhint("Fix the row in the warehouse or the local column type, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
 }
@@ -1285,7 +1286,7 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int
 }
 
 /*
- * Entry point of a reader's work (readahead.c): run the pull described by
+ * Entry point of a reader's work (reader.c): run the pull described by
  * pull on conn, and send its rows as batches of COPY text, then the end.
  * Errors are raised here, for the reader to hand over.
  */
@@ -1447,14 +1448,14 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		char	   *name = lfirst(lc);
 
 		state.names[i] = name;
-		state.is_key[i] = SchemaListHasName(cfg->key_columns, name);
-		state.is_masked[i] = SchemaListHasName(cfg->masked_columns, name);
+		state.is_key[i] = ListHasName(cfg->key_columns, name);
+		state.is_masked[i] = ListHasName(cfg->masked_columns, name);
 		if (state.is_masked[i] && state.salt == NULL)
 			state.salt = CatalogMaskSalt(cfg->owner);
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
 		/* as deparse.c selected it */
 		state.text_as_bytes[i] = !state.is_binary[i] &&
-			!SchemaListHasName(cfg->absent_columns, name) &&
+			!ListHasName(cfg->absent_columns, name) &&
 			DeparseTextAsBytes(cfg, conn, name);
 		if (cfg->cursor_column && strcmp(name, cfg->cursor_column) == 0)
 			cursor_col = i;
@@ -1631,7 +1632,7 @@ StageQuarantineKey(TableConfig *cfg, const char *alias)
 	initStringInfo(&expr);
 	appendStringInfoString(&expr, "pg_catalog.concat_ws(', '");
 	foreach(lc, cfg->columns)
-		if (SchemaListHasName(cfg->key_columns, lfirst(lc)))
+		if (ListHasName(cfg->key_columns, lfirst(lc)))
 			appendStringInfo(&expr, ", CAST(%s.%s AS pg_catalog.text)", alias,
 							 quote_identifier(lfirst(lc)));
 	appendStringInfoChar(&expr, ')');

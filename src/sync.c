@@ -21,10 +21,11 @@
 #include "utils/tuplestore.h"
 
 #include "catalog.h"
-#include "cycle.h"
+#include "launch.h"
+#include "process.h"
 #include "recovery.h"
 #include "security.h"
-#include "worker.h"
+
 
 /*
  * The caller reads the run row the worker committed: that needs a fresh
@@ -54,8 +55,8 @@ run_named(const char *name, const char *funcname, const char *action, bool full)
 	require_read_committed(funcname);
 	cfg = CatalogGetTable(name, false);
 	SecurityRequireRun(cfg, action);
-	(void) CyclePrecheck(cfg, NULL);
-	return CatalogRunRow(WorkerRunCycle(cfg->table_id, full));
+	(void) ProcessPrecheck(cfg, NULL);
+	return CatalogRunRow(LaunchCycle(cfg->table_id, full));
 }
 
 /*
@@ -113,7 +114,7 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	}
 	InitMaterializedSRF(fcinfo, 0);
 	ids = CatalogEnabledTableIds(server);
-	foreach(lc, WorkerRunCycles(ids, treble_sync_max_parallel))
+	foreach(lc, LaunchCycles(ids, treble_sync_max_parallel))
 	{
 		int64		run_id = *(int64 *) lfirst(lc);
 		HeapTupleHeader row;
