@@ -48,7 +48,7 @@ extern ReadAheadSink *ReadAheadAttach(Datum main_arg, ReadAheadRequest *request,
 									  const char **pull, Size *pull_len);
 extern void ReadAheadSend(ReadAheadSink *sink, const void *data, Size len);
 extern void ReadAheadFail(ReadAheadSink *sink, ErrorData *edata, bool stopped,
-						  bool transient);
+						  bool transient) pg_attribute_noreturn();
 extern void ReadAheadDetach(ReadAheadSink *sink);
 
 #endif							/* TREBLE_SYNC_READAHEAD_H */

@@ -11,7 +11,8 @@
  * warehouse as the cycle does (the owner's user mapping, the same
  * checks), and hands the pull to StageRead.  It writes nothing to the
  * database and runs no SQL of anyone's.  Its error, warehouse values
- * taken out, is handed to the cycle's worker, which raises it.
+ * taken out, is sent whole to the cycle's worker, which raises it
+ * (readahead.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -114,9 +115,9 @@ treble_sync_reader_main(Datum main_arg)
 		FlushErrorState();
 		AbortOutOfAnyTransaction();
 		RedactError(edata);		/* no warehouse value in what is handed on */
+		/* sends it to the cycle's worker, and ends the process */
 		ReadAheadFail(sink, edata, ProcessWasSignalled(),
 					  CurrentAttempt && CurrentAttempt->transient);
-		RESUME_INTERRUPTS();
 	}
 	PG_END_TRY();
 
