@@ -21,6 +21,7 @@ OBJS = \
 	src/stage.o \
 	src/readahead.o \
 	src/reader.o \
+	src/wire.o \
 	src/cycle.o \
 	src/drift.o \
 	src/checks.o \

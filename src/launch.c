@@ -23,6 +23,7 @@
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/shm_toc.h"
 #include "utils/timestamp.h"
 
 #include "catalog.h"
@@ -233,9 +234,18 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 {
 	BackgroundWorker bgw;
 
-	run->seg = dsm_create(sizeof(WorkerSlot), 0);
-	run->slot = dsm_segment_address(run->seg);
+	shm_toc_estimator e;
+	shm_toc    *toc;
+
+	shm_toc_initialize_estimator(&e);
+	shm_toc_estimate_chunk(&e, sizeof(WorkerSlot));
+	shm_toc_estimate_keys(&e, 1);
+	run->seg = dsm_create(shm_toc_estimate(&e), 0);
+	toc = shm_toc_create(WORKER_SLOT_MAGIC, dsm_segment_address(run->seg),
+						 dsm_segment_map_length(run->seg));
+	run->slot = shm_toc_allocate(toc, sizeof(WorkerSlot));
 	memset(run->slot, 0, sizeof(WorkerSlot));
+	shm_toc_insert(toc, WORKER_SLOT_KEY, run->slot);
 	run->slot->database_id = MyDatabaseId;
 	run->slot->session_user_id = GetSessionUserId();
 	run->slot->user_id = GetUserId();

@@ -29,6 +29,7 @@
  *	             advisor.c/h    the window advisor: how late corrections and removals are
  *	  pull       stage.c/h      the staging table, filled by COPY
  *	  queue      readahead.c/h  the reader's segment and queue
+ *	             wire.c/h       what the worker and its reader say to each other
  *	  process    process.c/h    what every background process shares
  *	  remote     schema.c/h     remote metadata, and the local table made from it
  *	             deparse.c/h    every statement sent to the warehouse

@@ -42,6 +42,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
+#include "storage/shm_toc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -751,6 +752,7 @@ void
 treble_sync_worker_main(Datum main_arg)
 {
 	dsm_segment *seg;
+	shm_toc    *toc;
 	WorkerSlot *slot;
 	TableConfig *cfg;
 	LOCKTAG		tag;
@@ -764,7 +766,13 @@ treble_sync_worker_main(Datum main_arg)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("treble_sync worker could not attach to its caller's shared memory"),
 				 errdetail("The caller stopped waiting before the worker started.")));
-	slot = dsm_segment_address(seg);
+	toc = shm_toc_attach(WORKER_SLOT_MAGIC, dsm_segment_address(seg));
+	if (toc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the shared memory segment of a treble_sync worker has a bad magic number")));
+	slot = shm_toc_lookup(toc, WORKER_SLOT_KEY, false);
+	Assert(slot->table_id > 0 && OidIsValid(slot->database_id));
 
 	ProcessConnect(slot->database_id, slot->session_user_id, slot->user_id);
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync cycle",

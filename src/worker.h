@@ -25,6 +25,13 @@
 #include "progress.h"
 #include "treble_sync.h"
 
+/*
+ * The segment a caller hands its worker: a table of contents under a magic
+ * number of its own ("Trb3"), whose one entry is the WorkerSlot.
+ */
+#define WORKER_SLOT_MAGIC 0x54726233
+#define WORKER_SLOT_KEY 1
+
 /* What the caller hands the worker, and the run id it hands back. */
 typedef struct WorkerSlot
 {
