@@ -49,6 +49,7 @@ CursorParseTimestamp(const char *text)
 char *
 CursorFormat(TableConfig *cfg, int64 value)
 {
+	Assert(cfg->cursor_kind != CURSOR_NONE);
 	if (cfg->cursor_kind == CURSOR_INTEGER)
 		return psprintf(INT64_FORMAT, value);
 	return CursorFormatTimestamp(value);
@@ -58,6 +59,7 @@ CursorFormat(TableConfig *cfg, int64 value)
 int64
 CursorParse(TableConfig *cfg, const char *text)
 {
+	Assert(cfg->cursor_kind != CURSOR_NONE && text != NULL);
 	if (cfg->cursor_kind == CURSOR_INTEGER)
 		return DatumGetInt64(DirectFunctionCall1(int8in, CStringGetDatum(text)));
 	return CursorParseTimestamp(text);

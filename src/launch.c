@@ -237,6 +237,7 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 	shm_toc_estimator e;
 	shm_toc    *toc;
 
+	Assert(!run->running && run->seg == NULL && run->table_id > 0);
 	shm_toc_initialize_estimator(&e);
 	shm_toc_estimate_chunk(&e, sizeof(WorkerSlot));
 	shm_toc_estimate_keys(&e, 1);
@@ -279,6 +280,7 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 static int64
 finish_worker(WorkerRun *run)
 {
+	Assert(run->running && run->seg != NULL);
 	run->run_id = run->slot->run_id;
 	run->running = false;
 	dsm_detach(run->seg);

@@ -35,6 +35,7 @@
 void
 LockWaitCycleTag(LOCKTAG *tag, int32 table_id)
 {
+	Assert(table_id > 0);
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, TREBLE_SYNC_MARKER, (uint32) table_id,
 						 CYCLE_LOCK_KIND);
 }

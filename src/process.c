@@ -11,6 +11,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
@@ -112,6 +113,7 @@ ProcessConnectWarehouse(TableConfig *cfg, MemoryContext cxt)
 	MemoryContext old;
 	OdbcConn   *conn;
 
+	Assert(IsTransactionState());
 	mapping = ProcessPrecheck(cfg, &server);
 
 	/* zone-less warehouse timestamps are read in the warehouse's zone */

@@ -339,6 +339,7 @@ ReadAheadReceive(ReadAhead *reader, const char **data, Size *len)
 	ErrorData	edata;
 	bool		failed;
 
+	Assert(reader != NULL && reader->mqh != NULL);
 	if (receive(reader, data, len, &edata, &failed))
 		return;
 	if (failed)
@@ -376,6 +377,7 @@ ReadAheadStop(ReadAhead *reader, bool finished)
 void
 ReadAheadSend(ReadAheadSink *sink, const void *data, Size len)
 {
+	Assert(sink != NULL && sink->mqh != NULL && len > 0);
 	if (shm_mq_send(sink->mqh, len, data, false, true) != SHM_MQ_SUCCESS)
 		ereport(ERROR,
 				(errcode(ERRCODE_QUERY_CANCELED),

@@ -1134,6 +1134,7 @@ receive_batch(void)
 		int64		bytes;
 
 		CHECK_FOR_INTERRUPTS();
+		Assert(feed != NULL && feed->reader != NULL);
 		ReadAheadReceive(feed->reader, &data, &len);
 		msg.data = unconstify(char *, data);
 		msg.len = msg.maxlen = (int) len;
@@ -1279,6 +1280,7 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	CycleResult result;
 	SQLHSTMT	stmt;
 
+	Assert(feed == NULL);		/* one load at a time in a process */
 	memset(&state, 0, sizeof(state));
 	memset(&result, 0, sizeof(result));
 	WireDecodePull(unconstify(char *, pull), pull_len, &desc);

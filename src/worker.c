@@ -244,6 +244,7 @@ begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *prog
 static void
 end_cycle(OdbcConn *conn, ErrorContextCallback *errcallback)
 {
+	Assert(IsTransactionState() && error_context_stack == errcallback);
 	SecurityEndCycle();
 	commit_transaction();
 	ProgressEnd();
@@ -419,6 +420,9 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 	MemoryContext attempt_cxt;
 	CycleErrorContext context_arg;
 	ErrorContextCallback errcallback;
+
+	/* transaction 1 logged the run, and committed */
+	Assert(slot->run_id > 0 && !IsTransactionState());
 
 	/* what the last attempt learnt is forgotten, all at once */
 	AttemptBegin(cxt);
@@ -643,6 +647,8 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		edata = attempt_cycle(slot, cfg, cxt, attempt);
 		if (edata == NULL)
 			return;
+		/* rolled back, between transactions; the attempt's notes remain */
+		Assert(!IsTransactionState() && CurrentAttempt != NULL);
 
 		if (attempt > max_retries || ProcessWasSignalled() ||
 			!CurrentAttempt->transient)
