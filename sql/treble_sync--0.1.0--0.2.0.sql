@@ -280,6 +280,7 @@ LEFT JOIN LATERAL (SELECT pg_catalog.string_agg(x.schedule, ', ') AS schedule
                    WHERE x.job_name OPERATOR(pg_catalog.=) ('treble_sync: ' OPERATOR(pg_catalog.||) t.name)) s ON true
 LEFT JOIN LATERAL treble_sync.window_advice(t.name) a ON true
 WHERE treble_sync.may_read_log(t.owner, t.name, false);
+
 -- alter_table's comment: the empty string that clears a text option, lost
 -- from the 0.1.0 text when it was written inside a quoted literal.
 COMMENT ON FUNCTION treble_sync.alter_table IS

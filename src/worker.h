@@ -8,9 +8,13 @@
  *
  * Nothing calls worker.c: the caller's side (launch.c) registers its
  * entry points with the postmaster and hands it a WorkerSlot in a DSM
- * segment.  The runner is the only caller of cycle.c's, load.c's,
- * checks.c's and history.c's per-cycle machinery, and the only code that
- * begins and ends a cycle's transactions.
+ * segment.  The runner is the only caller of a cycle's steps (CycleRun,
+ * CycleRunFull, CycleRepairDay, CycleAnalyzeIfChanged), of load.c, and of
+ * ChecksRun and HistoryAfterCycle, and the code that begins and ends a
+ * cycle's transactions (load.c commits between a first load's chunks, on
+ * the runner's behalf).  verify.c reads a cut and a window's bound
+ * through cycle.c too (CycleFreezeCut, CycleWindowBound), in its caller's
+ * transaction.
  *
  *-------------------------------------------------------------------------
  */
