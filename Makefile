@@ -20,11 +20,17 @@ OBJS = \
 	src/schema.o \
 	src/stage.o \
 	src/readahead.o \
+	src/reader.o \
+	src/wire.o \
 	src/cycle.o \
 	src/drift.o \
 	src/checks.o \
 	src/verify.o \
 	src/load.o \
+	src/redact.o \
+	src/cursor.o \
+	src/process.o \
+	src/launch.o \
 	src/worker.o \
 	src/register.o \
 	src/sync.o \

@@ -546,3 +546,8 @@ RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT pg_catalog.string_agg(line, E'\n' ORDER BY k, o, line) OPERATOR(pg_catalog.||) E'\n# EOF\n' FROM lines
 $$;
 COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last run duration, failures, rows and runs per table; group cycles per group';
+
+-- alter_table's comment: the empty string that clears a text option, lost
+-- from the 0.1.0 text when it was written inside a quoted literal.
+COMMENT ON FUNCTION treble_sync.alter_table IS
+    'change options of a registration; NULL leaves an option as it is, '''' clears a text option';

@@ -27,6 +27,7 @@ AttemptBegin(MemoryContext parent)
 {
 	MemoryContext cxt;
 
+	Assert(parent != NULL);
 	AttemptEnd();
 	cxt = AllocSetContextCreate(parent, "treble_sync attempt state",
 								ALLOCSET_SMALL_SIZES);
@@ -49,6 +50,7 @@ AttemptEnd(void)
 static void
 note_text(char **field, const char *value)
 {
+	Assert(CurrentAttempt != NULL);
 	if (*field)
 		pfree(*field);
 	*field = value ? MemoryContextStrdup(CurrentAttempt->cxt, value) : NULL;

@@ -36,7 +36,7 @@
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
-#include "drift.h"
+
 
 static const char *CatalogCursorKindName(CursorKind kind);
 static CursorKind CatalogParseCursorKind(const char *name);

@@ -53,6 +53,7 @@
 #include "advisor.h"
 #include "attempt.h"
 #include "catalog.h"
+#include "cursor.h"
 #include "cycle.h"
 #include "deparse.h"
 #include "fetch.h"
@@ -63,6 +64,7 @@
 #include "schema.h"
 #include "security.h"
 #include "stage.h"
+
 
 static bool remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
 							 const char *column, bool integer, bool bounded,
@@ -92,53 +94,6 @@ typedef enum UpsertKind
 	UPSERT_LATEST,				/* a full pull: the staged row is the truth */
 	UPSERT_INSERT_ONLY			/* append: keys the copy has are left alone */
 } UpsertKind;
-
-/*
- * Format a warehouse timestamp as the text kept in the catalog: ISO 8601,
- * microseconds, no zone (it is the warehouse's wall clock), independent of
- * the session's DateStyle.
- */
-char *
-CycleFormatTimestamp(Timestamp ts)
-{
-	struct pg_tm tm;
-	fsec_t		fsec;
-	char		buf[MAXDATELEN + 1];
-
-	if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range")));
-	EncodeDateTime(&tm, fsec, false, 0, NULL, USE_ISO_DATES, buf);
-	return pstrdup(buf);
-}
-
-/* Parse a watermark written by CycleFormatTimestamp. */
-Timestamp
-CycleParseTimestamp(const char *text)
-{
-	return DatumGetTimestamp(DirectFunctionCall3(timestamp_in, CStringGetDatum(text),
-												 ObjectIdGetDatum(InvalidOid),
-												 Int32GetDatum(-1)));
-}
-
-/* The catalog text of a cursor value: a timestamp, or a number. */
-char *
-CycleFormatCursor(TableConfig *cfg, int64 value)
-{
-	if (cfg->cursor_kind == CURSOR_INTEGER)
-		return psprintf(INT64_FORMAT, value);
-	return CycleFormatTimestamp(value);
-}
-
-/* Parse a cursor value written by CycleFormatCursor. */
-static int64
-CycleParseCursor(TableConfig *cfg, const char *text)
-{
-	if (cfg->cursor_kind == CURSOR_INTEGER)
-		return DatumGetInt64(DirectFunctionCall1(int8in, CStringGetDatum(text)));
-	return CycleParseTimestamp(text);
-}
 
 /*
  * Where a cycle's delta starts: the watermark, less cursor_overlap, so
@@ -201,7 +156,7 @@ CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut)
 		found = FetchGetTimestampOf(conn, stmt, 1, cfg->remote_table, cfg->cursor_column, cut);
 	OdbcFreeStatement(conn, stmt);
 	if (found)
-		AttemptNoteCut(CycleFormatCursor(cfg, *cut));
+		AttemptNoteCut(CursorFormat(cfg, *cut));
 	return found;
 }
 
@@ -436,7 +391,7 @@ run_sql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
  * Run a data statement whose every input is bounded by the hot window or
  * by the pull (the copy read only through its event index, the staged
  * rows, the window's keys) with hash joins allowed, which the worker
- * otherwise turns off (see WorkerConnectWarehouse): matching tens of
+ * otherwise turns off (see ProcessConnectWarehouse): matching tens of
  * thousands of window rows by hashing is cheaper than probing an index
  * for each.  The caller writes any probe of the copy by key as a subquery
  * the planner cannot turn into a join (OFFSET 0), so no hash table of the
@@ -932,7 +887,7 @@ key_column_bindable(TableConfig *cfg, const char *column)
 	char	   *lower;
 	ListCell   *lc;
 
-	if (SchemaListHasName(cfg->masked_columns, column))
+	if (ListHasName(cfg->masked_columns, column))
 		return false;
 	foreach(lc, cfg->remote_columns)
 	{
@@ -987,7 +942,7 @@ window_keys_config(TableConfig *cfg)
 	TableConfig kcfg = *cfg;
 
 	kcfg.columns = list_copy(cfg->key_columns);
-	if (!SchemaListHasName(kcfg.columns, cfg->cursor_column))
+	if (!ListHasName(kcfg.columns, cfg->cursor_column))
 		kcfg.columns = lappend(kcfg.columns, cfg->cursor_column);
 	kcfg.masked_columns = NIL;
 	kcfg.absent_columns = NIL;
@@ -1410,7 +1365,7 @@ advance_watermark(TableConfig *cfg, bool have_prev, int64 prev, int64 cut,
 	int64		next = (have_prev && prev > cut) ? prev : cut;
 
 	ProgressPhase(PROGRESS_PHASE_COMMITTING);
-	result->watermark_to = CycleFormatCursor(cfg, next);
+	result->watermark_to = CursorFormat(cfg, next);
 	CatalogSetWatermark(cfg->table_id, result->watermark_to);
 	if (cycle_did_work(result))
 		result->status = "success";
@@ -1470,7 +1425,7 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	result->watermark_to = cfg->watermark;
 	result->status = "empty";
 	spec.have_prev = cfg->watermark != NULL &&
-		delta_start(cfg, CycleParseCursor(cfg, cfg->watermark), &spec.prev);
+		delta_start(cfg, CursorParse(cfg, cfg->watermark), &spec.prev);
 
 	/* step 1: the cut, from the warehouse's clock, once */
 	found = cut_of(cfg, conn, &spec.cut);
@@ -1481,7 +1436,7 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 
 	spec.have_window = window_bound(cfg, conn, spec.cut, &spec.bound);
 	if (spec.have_window)
-		result->hot_window_from = CycleFormatTimestamp(spec.bound);
+		result->hot_window_from = CursorFormatTimestamp(spec.bound);
 	if (spec.have_window && AdvisorCovers(cfg))
 	{
 		/* the window advisor measures what steps 3 and 4 change */
@@ -1496,7 +1451,7 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	AdvisorRecord(cfg, result);
 	/* step 5: from the watermark itself, not from the overlap's start */
 	advance_watermark(cfg, cfg->watermark != NULL,
-					  cfg->watermark ? CycleParseCursor(cfg, cfg->watermark) : 0,
+					  cfg->watermark ? CursorParse(cfg, cfg->watermark) : 0,
 					  spec.cut, result);
 }
 
@@ -1667,7 +1622,7 @@ CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *re
 	{
 		spec.have_window = true;
 		spec.bound = spec.lo;
-		result->hot_window_from = CycleFormatTimestamp(spec.bound);
+		result->hot_window_from = CursorFormatTimestamp(spec.bound);
 	}
 	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
 	count_null_cursors(cfg, conn, result);
@@ -1702,54 +1657,9 @@ CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *res
 	spec.have_window = true;
 	spec.bound = spec.lo;
 	spec.bound_hi = spec.hi;
-	result->hot_window_from = CycleFormatTimestamp(day);
+	result->hot_window_from = CursorFormatTimestamp(day);
 	cfg->max_delete_ratio = 1;
 	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
 	if (cycle_did_work(result))
 		result->status = "success";
-}
-
-/*
- * Everything a cycle needs that the caller can check before starting it:
- * the local table exists and is still the registration owner's, the owner
- * (whom the cycle runs as) may read and write it and use the server, and
- * has a user mapping (or there is a PUBLIC one).  Run by sync_table() in
- * the caller, for a clear error, and again by the worker, which connects
- * with the user mapping returned: the owner's credentials, whoever
- * started the cycle.
- */
-UserMapping *
-CyclePrecheck(TableConfig *cfg, ForeignServer **server_out)
-{
-	ForeignServer *server;
-	AclResult	aclresult;
-	char	   *relname;
-	char	   *owner_name = GetUserNameFromId(cfg->owner, false);
-
-	SecurityCheckCopyOwner(cfg);
-	relname = get_rel_name(cfg->local_relid);
-
-	if (pg_class_aclmask(cfg->local_relid, cfg->owner,
-						 ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE, ACLMASK_ALL) !=
-		(ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to sync into table %s", relname),
-				 errdetail("A cycle runs as the table's owner, role \"%s\", which needs SELECT, INSERT, UPDATE and DELETE on it.",
-						   owner_name),
-				 errhint("GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s;",
-						 LocalTableName(cfg->local_relid),
-						 quote_identifier(owner_name))));
-
-	server = GetForeignServerByName(cfg->server_name, false);
-	aclresult = pg_foreign_server_aclcheck(server->serverid, cfg->owner, ACL_USAGE);
-	if (aclresult != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for foreign server %s", server->servername),
-				 errdetail("A cycle of \"%s\" runs as its owner, role \"%s\", which needs USAGE on the server.",
-						   cfg->name, owner_name)));
-	if (server_out)
-		*server_out = server;
-	return OdbcLookupUserMapping(cfg->owner, server);
 }

@@ -22,15 +22,11 @@ extern void CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
 extern void CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day,
 						   CycleResult *result);
 extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut);
-extern char *CycleFormatCursor(TableConfig *cfg, int64 value);
 extern List *CyclePlanChunks(TableConfig *cfg, OdbcConn *conn, Timestamp cut);
 extern void CycleLoadChunk(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
 						   LoadChunk *chunk, CycleResult *result);
 extern void CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
 							CycleResult *result);
-extern UserMapping *CyclePrecheck(TableConfig *cfg, ForeignServer **server_out);
-extern char *CycleFormatTimestamp(Timestamp ts);
 extern Timestamp CycleWindowBound(TableConfig *cfg, Timestamp cut);
-extern Timestamp CycleParseTimestamp(const char *text);
 
 #endif							/* TREBLE_SYNC_CYCLE_H */

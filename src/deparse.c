@@ -47,7 +47,6 @@
 
 #include "deparse.h"
 #include "odbc.h"
-#include "schema.h"
 #include "treble_sync.h"
 
 /* A cursor value as a parameter of a remote query. */
@@ -324,7 +323,7 @@ append_remote_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *co
 
 	foreach(lc, columns)
 		appendStringInfo(sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-						 SchemaListHasName(absent, lfirst(lc)) ? "NULL" :
+						 ListHasName(absent, lfirst(lc)) ? "NULL" :
 						 remote_column(cfg, conn, lfirst(lc)));
 }
 
@@ -374,7 +373,7 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const ch
 
 		if (foreach_current_index(lc) > 0)
 			appendStringInfoString(sql, ", ");
-		if (SchemaListHasName(absent, col))
+		if (ListHasName(absent, col))
 			appendStringInfoString(sql, "NULL");
 		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
 			appendStringInfo(sql, "CAST(%s AS BLOB)", column_in(conn, relation, col));
@@ -633,14 +632,8 @@ DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	if (spec->keys_only)
-	{
-		append_select_columns(&sql, cfg, conn, remote_table(cfg, conn), cfg->key_columns, NIL);
-		appendStringInfo(&sql, ", %s", remote_column(cfg, conn, cfg->cursor_column));
-	}
-	else
-		append_select_columns(&sql, cfg, conn, remote_table(cfg, conn), cfg->columns,
-							  cfg->absent_columns);
+	append_select_columns(&sql, cfg, conn, remote_table(cfg, conn), cfg->columns,
+						  cfg->absent_columns);
 	appendStringInfo(&sql, " FROM %s", remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
 	return sql.data;
@@ -727,7 +720,7 @@ checksum_part(TableConfig *cfg, OdbcConn *conn, const char *column, const char *
 	get_atttypetypmodcoll(cfg->local_relid, get_attnum(cfg->local_relid, column),
 						  &type, &typmod, &collation);
 
-	if (SchemaListHasName(cfg->masked_columns, column))
+	if (ListHasName(cfg->masked_columns, column))
 		return NULL;
 	if (remote && is_remote_money(cfg, conn, column))
 		qcol = psprintf("CAST(%s AS NUMERIC)", qcol);	/* as pulled */

@@ -22,7 +22,8 @@
  * table has no cursor), and:
  *	- a cycle: cursor > prev (the delta), or event >= bound (the window);
  *	  with hot_window_check 'keys', the delta alone, and the window's keys
- *	  and cursors (window_only, keys_only) apart;
+ *	  and cursors apart (window_only, pulled through a registration narrowed
+ *	  to those columns: pull_window_keys in cycle.c);
  *	- a chunk of a first load: lo <= column < hi (the first: column < hi,
  *	  whatever lies before the smallest finite value);
  *	- the rest of a first load: column >= lo, or column is NULL;
@@ -43,7 +44,6 @@ typedef struct PullSpec
 	bool		open_ended;		/* the rest: no hi, and NULLs too */
 	bool		open_below;		/* the first chunk: no lo, so column < hi */
 	bool		window_only;	/* event >= bound, no delta */
-	bool		keys_only;		/* select the key columns and the cursor only */
 } PullSpec;
 
 /*

@@ -38,7 +38,6 @@
 #include "catalog.h"
 #include "drift.h"
 #include "localsql.h"
-#include "odbc.h"
 #include "schema.h"
 
 /* The signature recorded for a warehouse column. */
@@ -231,7 +230,7 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	{
 		char	   *name = lfirst(lc);
 
-		if (SchemaListHasName(cfg->key_columns, name) ||
+		if (ListHasName(cfg->key_columns, name) ||
 			(cfg->cursor_column && strcmp(cfg->cursor_column, name) == 0) ||
 			(cfg->event_column && strcmp(cfg->event_column, name) == 0) ||
 			cfg->schema_drift == DRIFT_HALT)
@@ -262,7 +261,7 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	{
 		RemoteColumn *col = lfirst(lc);
 
-		if (SchemaListHasName(cfg->columns, col->name))
+		if (ListHasName(cfg->columns, col->name))
 			accept_changed_column(cfg, qlocal, col);
 	}
 	foreach(lc, new_columns)

@@ -35,11 +35,11 @@
 #include "utils/tuplestore.h"
 
 #include "catalog.h"
-#include "cycle.h"
 #include "group.h"
+#include "launch.h"
+#include "process.h"
 #include "recovery.h"
 #include "security.h"
-#include "worker.h"
 
 /* The group's name argument: not NULL, not empty. */
 static char *
@@ -258,11 +258,11 @@ treble_sync_sync_group(PG_FUNCTION_ARGS)
 		TableConfig *cfg = CatalogGetTableById(lfirst_int(lc));
 
 		SecurityRequireRun(cfg, "sync");
-		(void) CyclePrecheck(cfg, NULL);
+		(void) ProcessPrecheck(cfg, NULL);
 	}
 
 	InitMaterializedSRF(fcinfo, 0);
-	foreach(lc, CatalogGroupRunRuns(WorkerRunGroup(group_id, linitial_int(members))))
+	foreach(lc, CatalogGroupRunRuns(LaunchGroup(group_id, linitial_int(members))))
 	{
 		HeapTupleHeader row;
 		HeapTupleData tuple;

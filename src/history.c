@@ -44,13 +44,14 @@
 
 #include "attempt.h"
 #include "catalog.h"
-#include "cycle.h"
+#include "cursor.h"
 #include "history.h"
 #include "localsql.h"
+#include "lockwait.h"
 #include "odbc.h"
 #include "recovery.h"
 #include "security.h"
-#include "worker.h"
+
 
 /* The columns a history table has besides the copy's. */
 static const char *const history_columns[] = {
@@ -112,14 +113,14 @@ cut_time(TableConfig *cfg, const char *cut)
 {
 	return DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone,
 												   CStringGetTextDatum(warehouse_zone(cfg)),
-												   TimestampGetDatum(CycleParseTimestamp(cut))));
+												   TimestampGetDatum(CursorParseTimestamp(cut))));
 }
 
 /* A point in time as the catalog's text of a cut, on the warehouse's clock. */
 static char *
 cut_text(TableConfig *cfg, TimestampTz t)
 {
-	return CycleFormatTimestamp(DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone,
+	return CursorFormatTimestamp(DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone,
 																	  CStringGetTextDatum(warehouse_zone(cfg)),
 																	  TimestampTzGetDatum(t))));
 }
@@ -863,7 +864,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 				 errmsg("the cut to rewind to must not be NULL")));
 	to = PG_GETARG_TIMESTAMPTZ(1);
 	SecurityRequireManage(cfg->owner, cfg->name, "rewind");
-	if (!WorkerTryLockTable(cfg->table_id))
+	if (!LockWaitTryCycleLock(cfg->table_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
 				 errmsg("a cycle or another change of \"%s\" is running", cfg->name),

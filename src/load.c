@@ -33,10 +33,12 @@
 
 #include "attempt.h"
 #include "catalog.h"
+#include "cursor.h"
 #include "cycle.h"
 #include "load.h"
 #include "progress.h"
 #include "security.h"
+
 
 /*
  * Commit the work so far and go on in a new transaction, whose now() is
@@ -76,8 +78,8 @@ chunk_error_context(void *arg)
 	if (c->chunk.chunk > 0)
 		errcontext("loading chunk %d of %d (%s to %s)",
 				   c->chunk.chunk, c->chunks,
-				   CycleFormatTimestamp(c->chunk.lo),
-				   CycleFormatTimestamp(c->chunk.hi));
+				   CursorFormatTimestamp(c->chunk.lo),
+				   CursorFormatTimestamp(c->chunk.hi));
 }
 
 /*
@@ -140,12 +142,12 @@ LoadBegin(TableConfig *cfg, OdbcConn *conn, Timestamp *cut, int *todo)
 	{
 		if (!CycleFreezeCut(cfg, conn, cut))
 			return false;
-		CatalogStartLoad(cfg->table_id, CycleFormatTimestamp(*cut),
+		CatalogStartLoad(cfg->table_id, CursorFormatTimestamp(*cut),
 						 CyclePlanChunks(cfg, conn, *cut));
 		next_transaction(cfg);
 	}
 	else
-		*cut = CycleParseTimestamp(cfg->load_cut);	/* resume at the same T */
+		*cut = CursorParseTimestamp(cfg->load_cut);	/* resume at the same T */
 
 	CatalogLoadState(cfg->table_id, &chunks, &done, NULL);
 	*todo = chunks - done;

@@ -24,7 +24,6 @@
 #include "utils/typcache.h"
 
 #include "localsql.h"
-#include "schema.h"
 
 /*
  * A local table's name, schema-qualified and quoted.  A registration

@@ -17,6 +17,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
@@ -25,6 +26,32 @@
 #include "utils/wait_event.h"
 
 #include "lockwait.h"
+#include "treble_sync.h"
+
+/* Tells our cycle locks from users' advisory locks in pg_locks. */
+#define CYCLE_LOCK_KIND 3		/* advisory locks use 1 and 2 */
+
+/* The lock tag of a table's cycle lock. */
+void
+LockWaitCycleTag(LOCKTAG *tag, int32 table_id)
+{
+	Assert(table_id > 0);
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, TREBLE_SYNC_MARKER, (uint32) table_id,
+						 CYCLE_LOCK_KIND);
+}
+
+/*
+ * Take a table's cycle lock until the end of the transaction, if no cycle
+ * holds it: remove_table() must not pull a registration from under one.
+ */
+bool
+LockWaitTryCycleLock(int32 table_id)
+{
+	LOCKTAG		tag;
+
+	LockWaitCycleTag(&tag, table_id);
+	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+}
 
 /*
  * Is the process worker_pid waiting for a heavyweight lock?  Read without

@@ -1,7 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * lockwait.h
- *	  Who keeps a cycle's worker waiting for a lock (lockwait.c).
+ *	  A table's cycle lock, and who keeps a cycle's worker waiting for a
+ *	  lock (lockwait.c).
+ *
+ * One cycle of a table runs at a time: its worker holds the table's cycle
+ * lock, an advisory lock of a space of its own, which remove_table(),
+ * alter_table() and rewind() also take so as not to change a registration
+ * under a running cycle.
  *
  * The session waiting for a worker looks, while it waits, at what the
  * worker waits for: a lock this very session holds would never be
@@ -16,9 +22,13 @@
 
 #include "postgres.h"
 
+#include "storage/lock.h"
+
 /* Room for the blockers' description handed to the worker. */
 #define LOCKWAIT_BLOCKERS_LEN 256
 
+extern void LockWaitCycleTag(LOCKTAG *tag, int32 table_id);
+extern bool LockWaitTryCycleLock(int32 table_id);
 extern bool LockWaitBlockers(int worker_pid, bool *blocked_by_me, char *blockers,
 							 size_t size);
 

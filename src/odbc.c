@@ -40,10 +40,9 @@
 #include <unistd.h>
 
 #include "attempt.h"
-#include "fetch.h"
 #include "odbc.h"
 #include "option.h"
-#include "worker.h"
+#include "redact.h"
 
 #include <sqlucode.h>
 
@@ -367,7 +366,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 				about_a_value = strncmp(state8, "22", 2) == 0 ||
 					(conn && driver_is(conn, DRIVER_CLICKHOUSE) && clickhouse_value_error(msg8));
 			if (about_a_value)
-				msg8 = WorkerRedactQuoted(msg8);
+				msg8 = RedactQuoted(msg8);
 			if (i == 1)
 			{
 				strlcpy(first_state, state8, sizeof(first_state));
@@ -570,24 +569,34 @@ static void
 sqlite_check_encoding(OdbcConn *conn)
 {
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
-	StringInfoData encoding;
+	SQLWCHAR	buf[32];		/* "UTF-16le" and the like */
+	SQLLEN		ind = SQL_NULL_DATA;
+	SQLRETURN	rc;
+	char	   *encoding = "";
 
-	initStringInfo(&encoding);
+	/* one short value: read here, below fetch.c, which reads results */
 	OdbcExecute(conn, stmt, "PRAGMA encoding", 0, NULL);
-	if (!FetchNextRow(conn, stmt) || !FetchGetText(conn, stmt, 1, &encoding))
-		resetStringInfo(&encoding);
+	rc = SQLFetch(stmt);
+	if (rc != SQL_NO_DATA)
+	{
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "reading the database file's encoding");
+		rc = SQLGetData(stmt, 1, SQL_C_WCHAR, buf, sizeof(buf), &ind);
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "reading the database file's encoding");
+		if (ind != SQL_NULL_DATA && ind >= 0)
+			encoding = OdbcWideToUtf8(buf, Min((size_t) ind, sizeof(buf) - sizeof(SQLWCHAR)) /
+									  sizeof(SQLWCHAR));
+	}
 	OdbcFreeStatement(conn, stmt);
-	if (pg_strcasecmp(encoding.data, "UTF-8") != 0)
+	if (pg_strcasecmp(encoding, "UTF-8") != 0)
 	{
 		AttemptNoteRemoteError(false);
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 				 errmsg("SQLite database file of server \"%s\" stores its text as %s, not UTF-8",
-						conn->server_name, encoding.len ? encoding.data : "an unknown encoding"),
+						conn->server_name, encoding[0] ? encoding : "an unknown encoding"),
 				 errdetail("treble_sync reads SQLite text as its stored bytes, which must be UTF-8."),
 				 errhint("Copy the database into a new file, which SQLite creates as UTF-8 (for example: sqlite3 old.db .dump | sqlite3 new.db), and name that file in the server's Database=.")));
 	}
-	pfree(encoding.data);
 }
 
 /*

@@ -43,8 +43,6 @@
 #define PROGRESS_MARKER		19
 #define PROGRESS_NSLOTS		10
 
-#define PROGRESS_MARKER_VALUE 0x54726231	/* "Trb1" */
-
 static ProgressState state;
 static ProgressState *shared = NULL;
 static bool active = false;
@@ -74,7 +72,7 @@ progress_publish(void)
 	value[6] = state.bytes;
 	value[7] = state.started;
 	value[8] = state.phase_at;
-	value[9] = PROGRESS_MARKER_VALUE;
+	value[9] = TREBLE_SYNC_MARKER;
 	pgstat_progress_update_multi_param(PROGRESS_NSLOTS, index, value);
 	if (shared)
 		*shared = state;

@@ -22,8 +22,17 @@
  * warehouse.  What it sends is checked and written by the cycle's worker
  * exactly as rows it had read itself.
  *
- * Either side stopping stops the other: an error in the reader is kept
- * in the segment and raised by the cycle's worker when the queue closes;
+ * The segment is laid out with a table of contents (shm_toc) under a
+ * magic number of its own: the request and the reader's flags, the pull's
+ * description (wire.c's bytes), the queue of messages to the cycle's
+ * worker, and a queue for the reader's error.  The reader sends its
+ * protocol messages to the error queue (pq_redirect_to_shm_mq, as a
+ * parallel worker or pg_cron's job worker does), so its error arrives
+ * whole, with message, detail, hint, context and SQLSTATE, and the cycle's
+ * worker raises it again (pq_parse_errornotice, ThrowErrorData).
+ *
+ * Either side stopping stops the other: an error in the reader is sent on
+ * the error queue and raised by the cycle's worker as soon as it arrives;
  * the cycle's worker detaching the segment, whatever the reason (the end
  * of the pull, an error, a cancel, its exit), terminates a reader that
  * has not finished, through the segment's detach callback, and the
@@ -35,25 +44,32 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
+#include "libpq/pqformat.h"
+#include "libpq/pqmq.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
 #include "storage/shm_mq.h"
-#include "mb/pg_wchar.h"
+#include "storage/shm_toc.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
-#include "utils/ps_status.h"
-#include "utils/snapmgr.h"
 
 #include "attempt.h"
-#include "catalog.h"
-#include "odbc.h"
+#include "process.h"
 #include "readahead.h"
-#include "security.h"
-#include "stage.h"
-#include "worker.h"
+
+/* The magic number of a reader's segment ("Trb2"). */
+#define READ_AHEAD_MAGIC 0x54726232
+
+/* The keys of the segment's table of contents. */
+#define READ_AHEAD_KEY_SHARED	1	/* ReadAheadShared */
+#define READ_AHEAD_KEY_PULL		2	/* the pull's description */
+#define READ_AHEAD_KEY_QUEUE	3	/* the reader's messages */
+#define READ_AHEAD_KEY_ERRORS	4	/* the reader's error */
 
 /*
  * Room for rows in flight: about two batches of a 13-column table (a
@@ -62,25 +78,21 @@
  */
 #define READ_AHEAD_QUEUE_SIZE (4 * 1024 * 1024)
 
-/* The segment's header: what the reader needs, and how it failed. */
+/*
+ * Room for the reader's error.  A longer one still goes through, in
+ * pieces: the cycle's worker reads the error queue while it waits.
+ */
+#define READ_AHEAD_ERROR_QUEUE_SIZE (16 * 1024)
+
+/* What the reader needs besides the pull, and how it ended. */
 typedef struct ReadAheadShared
 {
 	/* written by the cycle's worker before the reader starts */
-	Oid			database_id;
-	Oid			session_user_id;
-	Oid			user_id;
-	int32		table_id;
-	Oid			owner;			/* the registration's, as the cycle knows it */
-	int			lock_timeout;
-	Size		pull_len;		/* the pull's description follows the header */
-	/* written by the reader before it detaches, if it fails */
-	bool		failed;
+	ReadAheadRequest request;
+	Size		pull_len;		/* the length of the pull's description */
+	/* written by the reader before it sends its error */
 	bool		stopped;		/* it was cancelled or terminated */
 	bool		transient;		/* its error is worth another attempt */
-	int			sqlerrcode;
-	char		message[1024];
-	char		detail[1024];
-	char		hint[512];
 } ReadAheadShared;
 
 /*
@@ -93,28 +105,18 @@ struct ReadAhead
 {
 	dsm_segment *seg;
 	ReadAheadShared *shared;
-	shm_mq_handle *mqh;
+	shm_mq_handle *mqh;			/* the reader's messages */
+	shm_mq_handle *errqh;		/* the reader's error */
 	BackgroundWorkerHandle *handle;
 	bool		finished;		/* it sent the pull's end: let it disconnect */
 };
 
 struct ReadAheadSink
 {
+	dsm_segment *seg;
+	ReadAheadShared *shared;
 	shm_mq_handle *mqh;
 };
-
-/* Where the pull's description and the queue lie in the segment. */
-static inline Size
-pull_offset(void)
-{
-	return MAXALIGN(sizeof(ReadAheadShared));
-}
-
-static inline Size
-queue_offset(Size pull_len)
-{
-	return pull_offset() + MAXALIGN(pull_len);
-}
 
 /* The segment's detach callback: see struct ReadAhead. */
 static void
@@ -132,7 +134,7 @@ reader_detached(dsm_segment *seg, Datum arg)
 }
 
 /*
- * Start a reader for a pull of cfg described by pull (stage.c's bytes).
+ * Start a reader for a pull of cfg described by pull (wire.c's bytes).
  * NULL if no background worker slot is free: the caller reads the pull
  * itself.  The segment belongs to the current resource owner, so an
  * error or the end of the transaction detaches it, and that stops the
@@ -143,27 +145,51 @@ ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len)
 {
 	ReadAhead  *reader = MemoryContextAllocZero(TopMemoryContext, sizeof(ReadAhead));
 	BackgroundWorker bgw;
+	shm_toc_estimator e;
+	shm_toc    *toc;
 	shm_mq	   *mq;
+	shm_mq	   *errq;
+	char	   *pull_space;
 	MemoryContext old;
 	bool		registered;
 
-	reader->seg = dsm_create(queue_offset(pull_len) + READ_AHEAD_QUEUE_SIZE, 0);
-	reader->shared = dsm_segment_address(reader->seg);
+	Assert(pull != NULL && pull_len > 0);
+	shm_toc_initialize_estimator(&e);
+	shm_toc_estimate_chunk(&e, sizeof(ReadAheadShared));
+	shm_toc_estimate_chunk(&e, pull_len);
+	shm_toc_estimate_chunk(&e, READ_AHEAD_QUEUE_SIZE);
+	shm_toc_estimate_chunk(&e, READ_AHEAD_ERROR_QUEUE_SIZE);
+	shm_toc_estimate_keys(&e, 4);
+
+	reader->seg = dsm_create(shm_toc_estimate(&e), 0);
+	toc = shm_toc_create(READ_AHEAD_MAGIC, dsm_segment_address(reader->seg),
+						 dsm_segment_map_length(reader->seg));
+
+	reader->shared = shm_toc_allocate(toc, sizeof(ReadAheadShared));
 	memset(reader->shared, 0, sizeof(ReadAheadShared));
-	reader->shared->database_id = MyDatabaseId;
-	reader->shared->session_user_id = GetSessionUserId();
-	reader->shared->user_id = GetUserId();
-	reader->shared->table_id = cfg->table_id;
-	reader->shared->owner = cfg->owner;
-	reader->shared->lock_timeout = treble_sync_lock_timeout;
+	reader->shared->request.database_id = MyDatabaseId;
+	reader->shared->request.session_user_id = GetSessionUserId();
+	reader->shared->request.user_id = GetUserId();
+	reader->shared->request.table_id = cfg->table_id;
+	reader->shared->request.owner = cfg->owner;
+	reader->shared->request.lock_timeout = treble_sync_lock_timeout;
 	reader->shared->pull_len = pull_len;
-	memcpy((char *) reader->shared + pull_offset(), pull, pull_len);
+	shm_toc_insert(toc, READ_AHEAD_KEY_SHARED, reader->shared);
 
-	mq = shm_mq_create((char *) reader->shared + queue_offset(pull_len), READ_AHEAD_QUEUE_SIZE);
+	pull_space = shm_toc_allocate(toc, pull_len);
+	memcpy(pull_space, pull, pull_len);
+	shm_toc_insert(toc, READ_AHEAD_KEY_PULL, pull_space);
+
+	mq = shm_mq_create(shm_toc_allocate(toc, READ_AHEAD_QUEUE_SIZE), READ_AHEAD_QUEUE_SIZE);
 	shm_mq_set_receiver(mq, MyProc);
+	shm_toc_insert(toc, READ_AHEAD_KEY_QUEUE, mq);
+	errq = shm_mq_create(shm_toc_allocate(toc, READ_AHEAD_ERROR_QUEUE_SIZE),
+						 READ_AHEAD_ERROR_QUEUE_SIZE);
+	shm_mq_set_receiver(errq, MyProc);
+	shm_toc_insert(toc, READ_AHEAD_KEY_ERRORS, errq);
 
-	WorkerDescribe(&bgw, "treble_sync_reader_main",
-				   psprintf("treble_sync reader of table id %d", cfg->table_id));
+	ProcessDescribe(&bgw, "treble_sync_reader_main",
+					psprintf("treble_sync reader of table id %d", cfg->table_id));
 	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(reader->seg));
 	on_dsm_detach(reader->seg, reader_detached, PointerGetDatum(reader));
 	old = MemoryContextSwitchTo(TopMemoryContext);	/* the handle, for the callback */
@@ -179,24 +205,106 @@ ReadAheadStart(TableConfig *cfg, const char *pull, Size pull_len)
 		return NULL;
 	}
 
-	/* with the handle, a reader that dies before attaching closes the queue */
+	/* with the handle, a reader that dies before attaching closes the queues */
 	reader->mqh = shm_mq_attach(mq, reader->seg, reader->handle);
+	reader->errqh = shm_mq_attach(errq, reader->seg, reader->handle);
 	return reader;
 }
 
 /*
- * Wait on the latch, interruptibly, for the reader's next message, valid
- * until the next call; false if the queue closed instead.
+ * The reader's error, if it sent one, into *edata (in the current memory
+ * context).  nowait: only if it is there already; else wait for it or for
+ * the reader's end.  Other protocol messages than an error are skipped:
+ * the reader sends none but its error (client_min_messages is "error"
+ * there).
  */
 static bool
-receive(ReadAhead *reader, const char **data, Size *len)
+reader_error(ReadAhead *reader, bool nowait, ErrorData *edata)
 {
-	void	   *p;
+	for (;;)
+	{
+		Size		len;
+		void	   *data;
+		StringInfoData msg;
+		char		type;
 
-	if (shm_mq_receive(reader->mqh, len, &p, false) != SHM_MQ_SUCCESS)
-		return false;
-	*data = p;
-	return true;
+		if (shm_mq_receive(reader->errqh, &len, &data, nowait) != SHM_MQ_SUCCESS)
+			return false;
+		initStringInfo(&msg);
+		appendBinaryStringInfo(&msg, data, len);
+		type = pq_getmsgbyte(&msg);
+		if (type != 'E')
+		{
+			pfree(msg.data);
+			continue;
+		}
+		memset(edata, 0, sizeof(ErrorData));
+		pq_parse_errornotice(&msg, edata);
+		pfree(msg.data);
+		/* whatever the reader's level (a FATAL ended it), an ERROR here */
+		edata->elevel = ERROR;
+		return true;
+	}
+}
+
+/*
+ * Raise the reader's error in the cycle's worker: whole, as the reader
+ * raised it (a warehouse's error is retried as if the worker had met it),
+ * or, if the reader was cancelled or terminated, as that.
+ */
+static void pg_attribute_noreturn()
+raise_reader_error(ReadAhead *reader, ErrorData *edata)
+{
+	ReadAheadShared *shared = reader->shared;
+
+	pg_read_barrier();			/* the flags were written before the error */
+	if (shared->stopped)
+		ereport(ERROR,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("the process reading from the warehouse was stopped before the end of the pull"),
+				 errdetail("Nothing of this cycle was applied."),
+				 errhint("A process of backend_type \"treble_sync worker\" whose query is \"treble_sync reader of ...\" is a cycle's reader: stopping it stops the cycle.")));
+	AttemptNoteRemoteError(shared->transient);
+	ThrowErrorData(edata);
+	pg_unreachable();
+}
+
+/*
+ * Wait on the latch, interruptibly, for the reader's next message, valid
+ * until the next call; false if the queue closed instead.  An error the
+ * reader sends meanwhile is put in *edata, and false returned at once:
+ * the reader has stopped, whatever it queued before is moot.
+ */
+static bool
+receive(ReadAhead *reader, const char **data, Size *len, ErrorData *edata, bool *failed)
+{
+	*failed = false;
+	for (;;)
+	{
+		void	   *p;
+
+		switch (shm_mq_receive(reader->mqh, len, &p, true))
+		{
+			case SHM_MQ_SUCCESS:
+				*data = p;
+				return true;
+			case SHM_MQ_DETACHED:
+				/* the reader ended: with an error, it is in its queue now */
+				*failed = reader_error(reader, false, edata);
+				return false;
+			case SHM_MQ_WOULD_BLOCK:
+				break;
+		}
+		if (reader_error(reader, true, edata))
+		{
+			*failed = true;
+			return false;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, 0,
+						 WAIT_EVENT_MQ_RECEIVE);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
@@ -209,12 +317,14 @@ receive(ReadAhead *reader, const char **data, Size *len)
 bool
 ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *len)
 {
-	if (receive(reader, data, len))
+	ErrorData	edata;
+	bool		failed;
+
+	if (receive(reader, data, len, &edata, &failed))
 		return true;
-	pg_read_barrier();
 	ereport(DEBUG1,
 			(errmsg_internal("the reader did not start reading: %s",
-							 reader->shared->failed ? reader->shared->message : "it exited")));
+							 failed ? edata.message : "it exited")));
 	return false;
 }
 
@@ -226,28 +336,14 @@ ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *len)
 void
 ReadAheadReceive(ReadAhead *reader, const char **data, Size *len)
 {
-	ReadAheadShared *shared = reader->shared;
+	ErrorData	edata;
+	bool		failed;
 
-	if (receive(reader, data, len))
+	Assert(reader != NULL && reader->mqh != NULL);
+	if (receive(reader, data, len, &edata, &failed))
 		return;
-
-	pg_read_barrier();			/* the error was written before the detach */
-	if (shared->failed && shared->stopped)
-		ereport(ERROR,
-				(errcode(ERRCODE_ADMIN_SHUTDOWN),
-				 errmsg("the process reading from the warehouse was stopped before the end of the pull"),
-				 errdetail("Nothing of this cycle was applied."),
-				 errhint("A process of backend_type \"treble_sync worker\" whose query is \"treble_sync reader of ...\" is a cycle's reader: stopping it stops the cycle.")));
-	if (shared->failed)
-	{
-		/* a warehouse's error: retried as if the worker had met it */
-		AttemptNoteRemoteError(shared->transient);
-		ereport(ERROR,
-				(errcode(shared->sqlerrcode),
-				 errmsg_internal("%s", shared->message),
-				 shared->detail[0] ? errdetail_internal("%s", shared->detail) : 0,
-				 shared->hint[0] ? errhint("%s", shared->hint) : 0));
-	}
+	if (failed)
+		raise_reader_error(reader, &edata);
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
 			 errmsg("the process reading from the warehouse exited before the end of the pull"),
@@ -268,6 +364,8 @@ ReadAheadStop(ReadAhead *reader, bool finished)
 	reader->finished = finished;
 	if (reader->mqh)
 		shm_mq_detach(reader->mqh);
+	if (reader->errqh)
+		shm_mq_detach(reader->errqh);
 	dsm_detach(reader->seg);
 }
 
@@ -279,119 +377,77 @@ ReadAheadStop(ReadAhead *reader, bool finished)
 void
 ReadAheadSend(ReadAheadSink *sink, const void *data, Size len)
 {
+	Assert(sink != NULL && sink->mqh != NULL && len > 0);
 	if (shm_mq_send(sink->mqh, len, data, false, true) != SHM_MQ_SUCCESS)
 		ereport(ERROR,
 				(errcode(ERRCODE_QUERY_CANCELED),
 				 errmsg("the cycle stopped reading the pull")));
 }
 
-/* Copy src into dst of size bytes, cut on a character boundary. */
-static void
-clip_copy(char *dst, const char *src, Size size)
-{
-	int			len = strlen(src);
-
-	if (len >= (int) size)
-		len = pg_mbcliplen(src, len, size - 1);
-	memcpy(dst, src, len);
-	dst[len] = '\0';
-}
-
 /*
- * Keep an error of the reader in the segment, for the cycle's worker to
- * raise: cut to the room there (on a character boundary: it ends up in the
- * run log), with whether it is worth another attempt, and whether the
- * reader itself was cancelled or terminated (a warehouse's timeout is a
- * cancel too, and is retried).
+ * In the reader: attach to the segment its cycle's worker made, find there
+ * what to read, and send every error from now on to the error queue; NULL
+ * if the worker is gone already.  The sink lives in the current memory
+ * context.
  */
-static void
-keep_error(ReadAheadShared *shared, ErrorData *edata)
+ReadAheadSink *
+ReadAheadAttach(Datum main_arg, ReadAheadRequest *request, const char **pull, Size *pull_len)
 {
-	WorkerScrubError(edata);	/* no warehouse value in what is handed on */
-	shared->stopped = WorkerWasSignalled();
-	shared->transient = CurrentAttempt && CurrentAttempt->transient;
-	shared->sqlerrcode = edata->sqlerrcode;
-	clip_copy(shared->message, edata->message ? edata->message : "unknown error",
-			  sizeof(shared->message));
-	clip_copy(shared->detail, edata->detail ? edata->detail : "", sizeof(shared->detail));
-	clip_copy(shared->hint, edata->hint ? edata->hint : "", sizeof(shared->hint));
-	pg_write_barrier();
-	shared->failed = true;
+	dsm_segment *seg = dsm_attach(DatumGetUInt32(main_arg));
+	ReadAheadSink *sink;
+	shm_toc    *toc;
+	shm_mq	   *mq;
+	shm_mq	   *errq;
+
+	if (seg == NULL)
+		return NULL;
+	toc = shm_toc_attach(READ_AHEAD_MAGIC, dsm_segment_address(seg));
+	if (toc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the shared memory segment of a treble_sync reader has a bad magic number")));
+	sink = palloc0(sizeof(ReadAheadSink));
+	sink->seg = seg;
+	sink->shared = shm_toc_lookup(toc, READ_AHEAD_KEY_SHARED, false);
+
+	errq = shm_toc_lookup(toc, READ_AHEAD_KEY_ERRORS, false);
+	shm_mq_set_sender(errq, MyProc);
+	pq_redirect_to_shm_mq(seg, shm_mq_attach(errq, seg, NULL));
+	/* only the error goes there: nothing of a NOTICE fills the queue */
+	SetConfigOption("client_min_messages", "error", PGC_SUSET, PGC_S_OVERRIDE);
+
+	mq = shm_toc_lookup(toc, READ_AHEAD_KEY_QUEUE, false);
+	shm_mq_set_sender(mq, MyProc);
+	sink->mqh = shm_mq_attach(mq, seg, NULL);
+
+	*request = sink->shared->request;
+	*pull = shm_toc_lookup(toc, READ_AHEAD_KEY_PULL, false);
+	*pull_len = sink->shared->pull_len;
+	return sink;
 }
 
 /*
- * Entry point of a reader: connect as the cycle does, read the pull the
- * segment describes, send it, and exit.
+ * In the reader: its error, its values taken out (RedactError), raised
+ * again to end the process, which sends it whole on the error queue; with
+ * whether it is worth another attempt, and whether the reader itself was
+ * cancelled or terminated (a warehouse's timeout is a cancel too, and is
+ * retried).
  */
 void
-treble_sync_reader_main(Datum main_arg)
+ReadAheadFail(ReadAheadSink *sink, ErrorData *edata, bool stopped, bool transient)
 {
-	dsm_segment *seg;
-	ReadAheadShared *shared;
-	ReadAheadSink sink;
-	MemoryContext cxt;
-	shm_mq	   *mq;
-	ResourceOwner owner = ResourceOwnerCreate(NULL, "treble_sync reader");
+	sink->shared->stopped = stopped;
+	sink->shared->transient = transient;
+	pg_write_barrier();
+	edata->elevel = ERROR;
+	ThrowErrorData(edata);
+	pg_unreachable();
+}
 
-	CurrentResourceOwner = owner;
-	seg = dsm_attach(DatumGetUInt32(main_arg));
-	if (seg == NULL)
-		proc_exit(0);			/* the cycle's worker is gone already */
-	shared = dsm_segment_address(seg);
-	mq = (shm_mq *) ((char *) shared + queue_offset(shared->pull_len));
-	shm_mq_set_sender(mq, MyProc);
-	sink.mqh = shm_mq_attach(mq, seg, NULL);
-
-	WorkerInitHelper(shared->database_id, shared->session_user_id, shared->user_id,
-					 shared->lock_timeout);
-	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync reader",
-								ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(cxt);
-	AttemptBegin(cxt);			/* notes whether a remote error is transient */
-
-	PG_TRY();
-	{
-		TableConfig *cfg;
-		OdbcConn   *conn;
-
-		/* the registration and the user mapping, as the cycle read them */
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		MemoryContextSwitchTo(cxt);
-		cfg = CatalogGetTableById(shared->table_id);
-		if (cfg->owner != shared->owner)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("the registration of \"%s\" changed owner during its cycle", cfg->name)));
-		SecurityBeginReader(cfg);	/* before anything but the registration is read */
-		set_ps_display(cfg->name);
-		conn = WorkerConnectWarehouse(cfg, cxt);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		MemoryContextSwitchTo(cxt);
-		/* the commit left none: the mask's hash context needs one */
-		CurrentResourceOwner = owner;
-		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync reader of %s", cfg->name));
-
-		StageRead(cfg, conn, (char *) shared + pull_offset(), shared->pull_len, &sink);
-		OdbcDisconnect(conn);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortOutOfAnyTransaction();
-		keep_error(shared, edata);
-		RESUME_INTERRUPTS();
-	}
-	PG_END_TRY();
-
-	shm_mq_detach(sink.mqh);
-	dsm_detach(seg);
-	proc_exit(0);
+/* In the reader, at its end: let go of the queue and the segment. */
+void
+ReadAheadDetach(ReadAheadSink *sink)
+{
+	shm_mq_detach(sink->mqh);
+	dsm_detach(sink->seg);
 }

@@ -6,8 +6,9 @@
  *
  * The cycle's worker starts the reader with a description of the pull
  * (stage.c writes it and reads it back in the reader), then receives the
- * reader's messages in order.  Queue and error forwarding are here; what
- * the messages say is stage.c's business.
+ * reader's messages in order.  The segment, the queue and error
+ * forwarding are here; the reader process is reader.c; what the messages
+ * say is stage.c's business.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,8 +31,24 @@ extern bool ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *le
 extern void ReadAheadReceive(ReadAhead *reader, const char **data, Size *len);
 extern void ReadAheadStop(ReadAhead *reader, bool finished);
 
-/* The reader process */
+/* What the reader is told besides the pull: who and what to read for. */
+typedef struct ReadAheadRequest
+{
+	Oid			database_id;
+	Oid			session_user_id;
+	Oid			user_id;
+	int32		table_id;
+	Oid			owner;			/* the registration's, as the cycle knows it */
+	int			lock_timeout;
+} ReadAheadRequest;
+
+/* The reader process (reader.c) */
 extern PGDLLEXPORT void treble_sync_reader_main(Datum main_arg);
+extern ReadAheadSink *ReadAheadAttach(Datum main_arg, ReadAheadRequest *request,
+									  const char **pull, Size *pull_len);
 extern void ReadAheadSend(ReadAheadSink *sink, const void *data, Size len);
+extern void ReadAheadFail(ReadAheadSink *sink, ErrorData *edata, bool stopped,
+						  bool transient) pg_attribute_noreturn();
+extern void ReadAheadDetach(ReadAheadSink *sink);
 
 #endif							/* TREBLE_SYNC_READAHEAD_H */

@@ -1,12 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * register.c
- *	  add_table(): registering a warehouse table for sync.
+ *	  add_table(), alter_table() and remove_table(): registering a
+ *	  warehouse table for sync, changing a registration's options, and
+ *	  unregistering it.
  *
  * Registration checks everything it can against the warehouse's own
  * metadata, so that an unknown table, key, cursor or event column is an
  * error now rather than at the first cycle, and creates the local copy if
- * it does not exist yet.
+ * it does not exist yet.  alter_table() checks a changed option as
+ * add_table() does, and takes the table's cycle lock (lockwait.c),
+ * refusing while a cycle holds it, so that no cycle runs under the change;
+ * remove_table() does too, and drops the copy only when asked.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,11 +37,11 @@
 #include "catalog.h"
 #include "drift.h"
 #include "history.h"
+#include "lockwait.h"
 #include "odbc.h"
 #include "schema.h"
 #include "recovery.h"
 #include "security.h"
-#include "worker.h"
 
 #include <sqlucode.h>
 
@@ -110,7 +115,7 @@ names_from_array(ArrayType *arr, const char *argname)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s must not contain NULL", argname)));
 		name = TextDatumGetCString(elems[i]);
-		if (SchemaListHasName(result, name))
+		if (ListHasName(result, name))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("column \"%s\" appears twice in %s", name, argname)));
@@ -539,8 +544,8 @@ synced_columns(TableConfig *cfg, RemoteTable *rt, List *wanted)
 	{
 		char	   *name = ((RemoteColumn *) lfirst(lc))->name;
 
-		if (wanted == NIL || SchemaListHasName(wanted, name) ||
-			SchemaListHasName(cfg->key_columns, name) ||
+		if (wanted == NIL || ListHasName(wanted, name) ||
+			ListHasName(cfg->key_columns, name) ||
 			(cfg->cursor_column && strcmp(cfg->cursor_column, name) == 0) ||
 			(cfg->event_column && strcmp(cfg->event_column, name) == 0))
 			result = lappend(result, name);
@@ -571,7 +576,7 @@ parse_column_map(TableConfig *cfg, Datum map, const char *option)
 		char	   *value = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
 		MemoryContext old;
 
-		if (!SchemaListHasName(cfg->columns, column))
+		if (!ListHasName(cfg->columns, column))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s names \"%s\", which is not a synced column", option, column)));
@@ -860,7 +865,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 static void
 require_no_cycle(TableConfig *cfg, const char *function)
 {
-	if (!WorkerTryLockTable(cfg->table_id))
+	if (!LockWaitTryCycleLock(cfg->table_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
 				 errmsg("a cycle or another change of \"%s\" is running", cfg->name),
@@ -890,7 +895,7 @@ same_names(List *a, List *b)
 	if (list_length(a) != list_length(b))
 		return false;
 	foreach(lc, a)
-		if (!SchemaListHasName(b, lfirst(lc)))
+		if (!ListHasName(b, lfirst(lc)))
 			return false;
 	return true;
 }
@@ -994,7 +999,7 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	{
 		char	   *col = lfirst(lc);
 
-		if (col && !SchemaListHasName(cfg->columns, col))
+		if (col && !ListHasName(cfg->columns, col))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("column \"%s\" is not synced into the local table of \"%s\"",

@@ -293,18 +293,6 @@ clickhouse_column_types(OdbcConn *conn, RemoteTable *rt, bool qualified)
 	OdbcFreeStatement(conn, stmt);
 }
 
-/* Is this name in a List of C strings? */
-bool
-SchemaListHasName(List *names, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, names)
-		if (strcmp(lfirst(lc), name) == 0)
-			return true;
-	return false;
-}
-
 /* Find a remote column by exact name, or NULL. */
 RemoteColumn *
 SchemaFindColumn(RemoteTable *rt, const char *name)
@@ -603,7 +591,7 @@ SchemaCreateLocalTable(const char *schema, const char *relname, RemoteTable *rt,
 		const char *type = SchemaLocalTypeFor(col);
 		ListCell   *lc2;
 
-		if (!SchemaListHasName(columns, col->name))
+		if (!ListHasName(columns, col->name))
 			continue;
 		foreach(lc2, type_overrides)
 		{
@@ -628,7 +616,7 @@ SchemaCreateLocalTable(const char *schema, const char *relname, RemoteTable *rt,
 	SPI_connect();
 	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not create the local table: %s", sql.data);
-	if (event_column && !SchemaListHasName(key_columns, event_column))
+	if (event_column && !ListHasName(key_columns, event_column))
 	{
 		char	   *idx = psprintf("CREATE INDEX ON %s (%s)", qname,
 								   quote_identifier(event_column));

@@ -4,8 +4,9 @@
  *	  The warehouse table's metadata, and the local table made from it
  *	  (schema.c).
  *
- * RemoteColumn keeps the driver's SQL_* type code, so this header needs
- * the ODBC layer's.
+ * RemoteColumn keeps the driver's SQL_* type code as a plain int16 (an
+ * SQLSMALLINT): the files that read it against the codes include odbc.h,
+ * the others need not see the ODBC API.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,12 +15,12 @@
 
 #include "postgres.h"
 
-#include "odbc.h"
+#include "treble_sync.h"
 
 typedef struct RemoteColumn
 {
 	char	   *name;
-	SQLSMALLINT data_type;		/* SQL_* type code */
+	int16		data_type;		/* SQL_* type code (SQLSMALLINT) */
 	char	   *type_name;		/* the driver's own name for it */
 	int32		column_size;
 	int16		decimal_digits;
@@ -39,7 +40,6 @@ extern RemoteTable *SchemaDescribeRemote(OdbcConn *conn, const char *schema,
 										 const char *table);
 extern List *SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt);
 extern RemoteColumn *SchemaFindColumn(RemoteTable *rt, const char *name);
-extern bool SchemaListHasName(List *names, const char *name);
 extern char *SchemaLocalTypeFor(RemoteColumn *col);
 extern char *SchemaRemoteTypeName(RemoteColumn *col);
 extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,

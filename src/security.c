@@ -205,7 +205,7 @@ SecurityCheckCopyOwner(TableConfig *cfg)
  * acts as the owner in the caller's session runs with the caller's. Each
  * is pinned to the value the extension is written for, where the owner is
  * become.  TimeZone is not among them: a cycle and verify() take the
- * server option's zone (WorkerConnectWarehouse), and history.c converts
+ * server option's zone (ProcessConnectWarehouse), and history.c converts
  * with that zone explicitly.  docs/security.md lists them.
  */
 typedef struct PinnedSetting
@@ -398,7 +398,7 @@ SecurityEndCycle(void)
 }
 
 /*
- * In a first load's reader (readahead.c), before it reads anything but the
+ * In a first load's reader (reader.c), before it reads anything but the
  * registration: act as the registration's owner inside a
  * security-restricted operation, with search_path pinned, as the cycle's
  * worker does, once the copy and its history table are checked to be the

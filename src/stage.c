@@ -50,10 +50,12 @@
 #include "odbc.h"
 #include "progress.h"
 #include "readahead.h"
+#include "redact.h"
 #include "schema.h"
 #include "security.h"
 #include "stage.h"
-#include "worker.h"
+#include "wire.h"
+
 
 /*
  * State of the COPY data-source callback.  COPY's callback takes no
@@ -610,9 +612,9 @@ rollback_data_error(MemoryContext cxt, ResourceOwner owner)
 		 * "relation "..." does not exist" 42P01), and so may its DETAIL.
 		 */
 		if (edata->message)
-			edata->message = WorkerRedactQuoted(edata->message);
+			edata->message = RedactQuoted(edata->message);
 		if (edata->detail)
-			edata->detail = WorkerRedactQuoted(edata->detail);
+			edata->detail = RedactQuoted(edata->detail);
 		ThrowErrorData(edata);
 	}
 	return edata;
@@ -621,23 +623,23 @@ rollback_data_error(MemoryContext cxt, ResourceOwner owner)
 /*
  * COPY lines [from, to) of the batch into rel (the staging table, or the
  * copy with its synced columns named).  COPY runs guarded, so that no
- * message raised inside it carries the line it was at (worker.c); the
+ * message raised inside it carries the line it was at (redact.c); the
  * caller ends the guard if it fails.
  */
 static void
 copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, int from, int to,
-		   WorkerCopyGuard *guard)
+		   RedactCopyGuard *guard)
 {
 	CopyFromState cstate;
 
 	feed->copy_pos = feed->offsets[from];
 	feed->copy_end = feed->offsets[to];
-	WorkerCopyBegin(guard);
+	RedactCopyBegin(guard);
 	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, stage_copy_source, columns, options);
 	ProgressResume();			/* COPY took the progress slots over */
 	CopyFrom(cstate);
 	EndCopyFrom(cstate);
-	WorkerCopyEnd(guard);
+	RedactCopyEnd(guard);
 	ProgressResume();			/* and gave them up */
 }
 
@@ -652,7 +654,7 @@ try_copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, i
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	ErrorData  *volatile edata = NULL;
-	WorkerCopyGuard guard;
+	RedactCopyGuard guard;
 
 	memset(&guard, 0, sizeof(guard));
 	BeginInternalSubTransaction(NULL);
@@ -666,7 +668,7 @@ try_copy_lines(Relation rel, ParseState *pstate, List *columns, List *options, i
 	}
 	PG_CATCH();
 	{
-		WorkerCopyEnd(&guard);
+		RedactCopyEnd(&guard);
 		edata = rollback_data_error(cxt, owner);
 	}
 	PG_END_TRY();
@@ -1050,73 +1052,50 @@ copy_or_explain(Relation rel, ParseState *pstate, List *options)
 			 errmsg("bad row in warehouse table \"%s\": row " INT64_FORMAT " of the pull, column \"%s\": %s",
 					feed->cfg->remote_table, feed->first_row + line,
 					col >= 0 ? feed->names[col] : "unknown",
-					WorkerRedactQuoted(edata->message ? edata->message : "unknown error")) :
+					RedactQuoted(edata->message ? edata->message : "unknown error")) :
 			 errmsg("bad row in warehouse table \"%s\": %s",
 					feed->cfg->remote_table,
-					WorkerRedactQuoted(edata->message ? edata->message : "unknown error")),
+					RedactQuoted(edata->message ? edata->message : "unknown error")),
 			 errdetail("Nothing of this cycle was applied."),
 			 errhint("Fix the row in the warehouse or the local column type, or set on_bad_row => 'quarantine' with treble_sync.alter_table().")));
 }
 
 /*
- * What a reader must know of a pull, as bytes for its segment: the
- * columns (name, read as bytes, key, masked), which one is the cursor,
- * the registration's on_bad_row and cursor kind as this cycle read them
- * (the reader reads the registration again, which may have been altered
- * since), the mask salt, and the statement with its parameters.
+ * What a reader must know of a pull (wire.h), as bytes for its segment:
+ * this load's columns and salt, the registration's on_bad_row and cursor
+ * kind as this cycle read them, and the statement.
  */
 static void
 describe_pull(StringInfo buf, StageFeed *state, int cursor_col, int event_col, const char *sql,
 			  int nparams, const OdbcParam *params)
 {
-	initStringInfo(buf);
-	pq_sendint32(buf, state->ncols);
-	pq_sendint32(buf, cursor_col);
-	pq_sendint32(buf, event_col);
-	pq_sendint32(buf, state->cfg->on_bad_row);
-	pq_sendint32(buf, state->cfg->cursor_kind);
-	for (int i = 0; i < state->ncols; i++)
-	{
-		pq_sendbyte(buf, state->is_binary[i]);
-		pq_sendbyte(buf, state->text_as_bytes[i]);
-		pq_sendbyte(buf, state->is_key[i]);
-		pq_sendbyte(buf, state->is_masked[i]);
-		pq_sendbytes(buf, state->names[i], strlen(state->names[i]) + 1);
-	}
-	pq_sendint32(buf, state->salt ? (int32) VARSIZE_ANY_EXHDR(state->salt) : -1);
-	if (state->salt)
-		pq_sendbytes(buf, VARDATA_ANY(state->salt), VARSIZE_ANY_EXHDR(state->salt));
-	pq_sendbytes(buf, sql, strlen(sql) + 1);
-	pq_sendint32(buf, nparams);
-	for (int i = 0; i < nparams; i++)
-	{
-		pq_sendint32(buf, params[i].kind);
-		pq_sendint64(buf, params[i].value);
-		pq_sendint32(buf, params[i].text ? (int32) strlen(params[i].text) : -1);
-		if (params[i].text)
-			pq_sendbytes(buf, params[i].text, strlen(params[i].text) + 1);
-	}
+	WirePull	pull;
+
+	pull.ncols = state->ncols;
+	pull.cursor_col = cursor_col;
+	pull.event_col = event_col;
+	pull.on_bad_row = state->cfg->on_bad_row;
+	pull.cursor_kind = state->cfg->cursor_kind;
+	pull.is_binary = state->is_binary;
+	pull.text_as_bytes = state->text_as_bytes;
+	pull.is_key = state->is_key;
+	pull.is_masked = state->is_masked;
+	pull.names = state->names;
+	pull.salt = state->salt;
+	pull.sql = sql;
+	pull.nparams = nparams;
+	pull.params = unconstify(OdbcParam *, params);
+	WireEncodePull(buf, &pull);
 }
 
-/* The message types a reader sends. */
-#define READ_CONNECTED 'C'		/* connected to the warehouse */
-#define READ_READY 'R'			/* the statement runs: rows follow */
-#define READ_BATCH 'B'			/* a batch of COPY text lines */
-#define READ_NULL_KEY 'N'		/* a row with a NULL key, to set aside */
-#define READ_BAD_VALUE 'V'		/* a row with a value that cannot be carried */
-#define READ_END 'E'			/* the end of the pull */
-
 /*
- * Begin a reader's message: its type, and the rows and bytes read so far
- * (a NULL-key row set aside counts as read).
+ * Begin a reader's message (wire.h): its type, and the rows and bytes read
+ * so far (a NULL-key row set aside counts as read).
  */
 static void
 begin_message(StringInfo msg, char type)
 {
-	resetStringInfo(msg);
-	pq_sendbyte(msg, type);
-	pq_sendint64(msg, feed->result->rows_pulled);
-	pq_sendint64(msg, feed->result->bytes_pulled);
+	WireBeginMessage(msg, type, feed->result->rows_pulled, feed->result->bytes_pulled);
 }
 
 /*
@@ -1129,7 +1108,7 @@ send_null_key(int col)
 	StringInfoData msg;
 
 	initStringInfo(&msg);
-	begin_message(&msg, READ_NULL_KEY);
+	begin_message(&msg, WIRE_NULL_KEY);
 	pq_sendint32(&msg, col);
 	pq_sendint32(&msg, feed->line.len);
 	pq_sendbytes(&msg, feed->line.data, feed->line.len);
@@ -1147,7 +1126,7 @@ send_bad_value(int col, BadValue why)
 	StringInfoData msg;
 
 	initStringInfo(&msg);
-	begin_message(&msg, READ_BAD_VALUE);
+	begin_message(&msg, WIRE_BAD_VALUE);
 	pq_sendint32(&msg, col);
 	pq_sendint32(&msg, (int32) why);
 	pq_sendbytes(&msg, feed->line.data, feed->line.len);
@@ -1169,18 +1148,21 @@ receive_batch(void)
 		Size		len;
 		StringInfoData msg;
 		char		type;
+		int64		rows;
+		int64		bytes;
 
 		CHECK_FOR_INTERRUPTS();
+		Assert(feed != NULL && feed->reader != NULL);
 		ReadAheadReceive(feed->reader, &data, &len);
 		msg.data = unconstify(char *, data);
 		msg.len = msg.maxlen = (int) len;
 		msg.cursor = 0;
-		type = pq_getmsgbyte(&msg);
-		feed->result->rows_pulled = feed->reader_rows + pq_getmsgint64(&msg);
-		feed->result->bytes_pulled = feed->reader_bytes + pq_getmsgint64(&msg);
+		type = WireReadHeader(&msg, &rows, &bytes);
+		feed->result->rows_pulled = feed->reader_rows + rows;
+		feed->result->bytes_pulled = feed->reader_bytes + bytes;
 		switch (type)
 		{
-			case READ_NULL_KEY:
+			case WIRE_NULL_KEY:
 				{
 					int			col = pq_getmsgint(&msg, 4);
 					int			line_len = pq_getmsgint(&msg, 4);
@@ -1192,7 +1174,7 @@ receive_batch(void)
 					bad_row(pnstrdup(line, line_len), feed->names[col], "NULL key", true);
 					break;
 				}
-			case READ_BAD_VALUE:
+			case WIRE_BAD_VALUE:
 				{
 					int			col = pq_getmsgint(&msg, 4);
 					int			why = pq_getmsgint(&msg, 4);
@@ -1209,12 +1191,12 @@ receive_batch(void)
 							feed->names[col], bad_value_reasons[why], false);
 					break;
 				}
-			case READ_END:
+			case WIRE_END:
 				report_progress();
 				feed->eof = true;
 				feed->nlines = 0;
 				return false;
-			case READ_BATCH:
+			case WIRE_BATCH:
 				feed->first_row = feed->reader_rows + pq_getmsgint64(&msg);
 				feed->nlines = pq_getmsgint(&msg, 4);
 				if (feed->nlines <= 0 || feed->nlines > STAGE_BATCH_ROWS)
@@ -1253,12 +1235,12 @@ reader_ready(ReadAhead *reader, TableConfig *cfg)
 
 	if (!ReadAheadReceiveFirst(reader, &data, &len))
 		return false;
-	if (len != 1 || data[0] != READ_CONNECTED)
+	if (len != 1 || data[0] != WIRE_CONNECTED)
 		elog(ERROR, "reader sent a message of type %d before connecting", len ? data[0] : -1);
 	ereport(DEBUG1,
 			(errmsg_internal("a reader of \"%s\" is connected to the warehouse", cfg->name)));
 	ReadAheadReceive(reader, &data, &len);
-	if (len != 1 || data[0] != READ_READY)
+	if (len != 1 || data[0] != WIRE_READY)
 		elog(ERROR, "reader sent a message of type %d before starting", len ? data[0] : -1);
 	return true;
 }
@@ -1303,83 +1285,46 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int
 }
 
 /*
- * Entry point of a reader's work (readahead.c): run the pull described by
+ * Entry point of a reader's work (reader.c): run the pull described by
  * pull on conn, and send its rows as batches of COPY text, then the end.
  * Errors are raised here, for the reader to hand over.
  */
 void
 StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, ReadAheadSink *sink)
 {
-	StringInfoData desc;
+	WirePull	desc;
 	StringInfoData msg;
 	StageFeed	state;
 	CycleResult result;
-	int			cursor_col;
-	int			event_col;
-	int32		salt_len;
-	const char *sql;
-	int			nparams;
-	OdbcParam  *params;
 	SQLHSTMT	stmt;
 
+	Assert(feed == NULL);		/* one load at a time in a process */
 	memset(&state, 0, sizeof(state));
 	memset(&result, 0, sizeof(result));
-	desc.data = unconstify(char *, pull);
-	desc.len = desc.maxlen = (int) pull_len;
-	desc.cursor = 0;
+	WireDecodePull(unconstify(char *, pull), pull_len, &desc);
 
 	state.cfg = cfg;
 	state.result = &result;
 	state.sink = sink;
-	state.ncols = pq_getmsgint(&desc, 4);
-	cursor_col = pq_getmsgint(&desc, 4);
-	state.cursor_col = cursor_col;
-	event_col = pq_getmsgint(&desc, 4);
-	cfg->on_bad_row = (BadRowPolicy) pq_getmsgint(&desc, 4);
-	cfg->cursor_kind = (CursorKind) pq_getmsgint(&desc, 4);
-	state.is_binary = palloc0(sizeof(bool) * state.ncols);
-	state.text_as_bytes = palloc0(sizeof(bool) * state.ncols);
-	state.is_key = palloc0(sizeof(bool) * state.ncols);
-	state.is_masked = palloc0(sizeof(bool) * state.ncols);
-	state.names = palloc0(sizeof(char *) * state.ncols);
-	for (int i = 0; i < state.ncols; i++)
-	{
-		state.is_binary[i] = pq_getmsgbyte(&desc);
-		state.text_as_bytes[i] = pq_getmsgbyte(&desc);
-		state.is_key[i] = pq_getmsgbyte(&desc);
-		state.is_masked[i] = pq_getmsgbyte(&desc);
-		state.names[i] = pstrdup(pq_getmsgrawstring(&desc));
-	}
-	salt_len = pq_getmsgint(&desc, 4);
-	if (salt_len >= 0)
-	{
-		char	   *in_segment = unconstify(char *, pq_getmsgbytes(&desc, salt_len));
-
-		state.salt = palloc(VARHDRSZ + salt_len);
-		SET_VARSIZE(state.salt, VARHDRSZ + salt_len);
-		memcpy(VARDATA(state.salt), in_segment, salt_len);
-		explicit_bzero(in_segment, salt_len);	/* the segment outlives this need */
-	}
-	sql = pstrdup(pq_getmsgrawstring(&desc));
-	nparams = pq_getmsgint(&desc, 4);
-	params = palloc0(sizeof(OdbcParam) * Max(nparams, 1));
-	for (int i = 0; i < nparams; i++)
-	{
-		params[i].kind = (OdbcParamKind) pq_getmsgint(&desc, 4);
-		params[i].value = pq_getmsgint64(&desc);
-		if ((int32) pq_getmsgint(&desc, 4) >= 0)
-			params[i].text = pstrdup(pq_getmsgrawstring(&desc));
-	}
-	pq_getmsgend(&desc);
+	state.ncols = desc.ncols;
+	state.cursor_col = desc.cursor_col;
+	cfg->on_bad_row = desc.on_bad_row;
+	cfg->cursor_kind = desc.cursor_kind;
+	state.is_binary = desc.is_binary;
+	state.text_as_bytes = desc.text_as_bytes;
+	state.is_key = desc.is_key;
+	state.is_masked = desc.is_masked;
+	state.names = desc.names;
+	state.salt = desc.salt;
 
 	initStringInfo(&msg);
-	pq_sendbyte(&msg, READ_CONNECTED);
+	pq_sendbyte(&msg, WIRE_CONNECTED);
 	ReadAheadSend(sink, msg.data, msg.len);
 	stmt = OdbcAllocStatement(conn);
-	OdbcExecute(conn, stmt, sql, nparams, params);
-	begin_fetch(&state, conn, stmt, cursor_col, event_col);
+	OdbcExecute(conn, stmt, desc.sql, desc.nparams, desc.params);
+	begin_fetch(&state, conn, stmt, desc.cursor_col, desc.event_col);
 	resetStringInfo(&msg);
-	pq_sendbyte(&msg, READ_READY);
+	pq_sendbyte(&msg, WIRE_READY);
 	ReadAheadSend(sink, msg.data, msg.len);
 	initStringInfo(&state.plain);
 	initStringInfo(&state.line);
@@ -1391,14 +1336,14 @@ StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len, Rea
 	{
 		while (fill_batch())
 		{
-			begin_message(&msg, READ_BATCH);
+			begin_message(&msg, WIRE_BATCH);
 			pq_sendint64(&msg, feed->first_row);
 			pq_sendint32(&msg, feed->nlines);
 			pq_sendbytes(&msg, (const char *) feed->offsets, sizeof(int) * (feed->nlines + 1));
 			pq_sendbytes(&msg, feed->batch.data, feed->batch.len);
 			ReadAheadSend(sink, msg.data, msg.len);
 		}
-		begin_message(&msg, READ_END);
+		begin_message(&msg, WIRE_END);
 		ReadAheadSend(sink, msg.data, msg.len);
 	}
 	PG_FINALLY();
@@ -1465,14 +1410,14 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		char	   *name = lfirst(lc);
 
 		state.names[i] = name;
-		state.is_key[i] = SchemaListHasName(cfg->key_columns, name);
-		state.is_masked[i] = SchemaListHasName(cfg->masked_columns, name);
+		state.is_key[i] = ListHasName(cfg->key_columns, name);
+		state.is_masked[i] = ListHasName(cfg->masked_columns, name);
 		if (state.is_masked[i] && state.salt == NULL)
 			state.salt = CatalogMaskSalt(cfg->owner);
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
 		/* as deparse.c selected it */
 		state.text_as_bytes[i] = !state.is_binary[i] &&
-			!SchemaListHasName(cfg->absent_columns, name) &&
+			!ListHasName(cfg->absent_columns, name) &&
 			DeparseTextAsBytes(cfg, conn, name);
 		if (cfg->cursor_column && strcmp(name, cfg->cursor_column) == 0)
 			cursor_col = i;
@@ -1649,7 +1594,7 @@ StageQuarantineKey(TableConfig *cfg, const char *alias)
 	initStringInfo(&expr);
 	appendStringInfoString(&expr, "pg_catalog.concat_ws(', '");
 	foreach(lc, cfg->columns)
-		if (SchemaListHasName(cfg->key_columns, lfirst(lc)))
+		if (ListHasName(cfg->key_columns, lfirst(lc)))
 			appendStringInfo(&expr, ", CAST(%s.%s AS pg_catalog.text)", alias,
 							 quote_identifier(lfirst(lc)));
 	appendStringInfoChar(&expr, ')');

@@ -21,11 +21,12 @@
 #include "utils/tuplestore.h"
 
 #include "catalog.h"
-#include "cycle.h"
 #include "group.h"
+#include "launch.h"
+#include "process.h"
 #include "recovery.h"
 #include "security.h"
-#include "worker.h"
+
 
 /*
  * The caller reads the run row the worker committed: that needs a fresh
@@ -56,8 +57,8 @@ run_named(const char *name, const char *funcname, const char *action, bool full)
 	cfg = CatalogGetTable(name, false);
 	SecurityRequireRun(cfg, action);
 	GroupRefuseMember(cfg, funcname);
-	(void) CyclePrecheck(cfg, NULL);
-	return CatalogRunRow(WorkerRunCycle(cfg->table_id, full));
+	(void) ProcessPrecheck(cfg, NULL);
+	return CatalogRunRow(LaunchCycle(cfg->table_id, full));
 }
 
 /*
@@ -118,7 +119,7 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	}
 	InitMaterializedSRF(fcinfo, 0);
 	ids = CatalogEnabledTableIds(server);
-	runs = WorkerRunCycles(ids, treble_sync_max_parallel);
+	runs = LaunchCycles(ids, treble_sync_max_parallel);
 	/* then each group whole, one after another */
 	foreach(lc, CatalogEnabledGroupIds(server))
 	{
@@ -131,7 +132,7 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		if (name == NULL || !CatalogGetGroup(name, &gid, &owner, &members) || members == NIL)
 			continue;			/* removed, or emptied, meanwhile */
-		runs = list_concat(runs, CatalogGroupRunRuns(WorkerRunGroup(group_id, linitial_int(members))));
+		runs = list_concat(runs, CatalogGroupRunRuns(LaunchGroup(group_id, linitial_int(members))));
 	}
 	foreach(lc, runs)
 	{

@@ -4,37 +4,49 @@
  *	  Declarations shared by the files of treble_sync.
  *
  * Shared here: the registration (TableConfig), what a cycle did
- * (CycleResult), a chunk of a first load, the settings, and the opaque
- * warehouse connection.  Each module declares the rest in its own header,
- * which says what the module owns; only odbc.h brings in the ODBC API.
+ * (CycleResult), a chunk of a first load, the settings, the opaque
+ * warehouse connection and two general helpers.  Each module declares the
+ * rest in its own header, which says what the module owns.  Only odbc.h
+ * brings in the ODBC API; the headers of the files that talk to the
+ * warehouse (fetch.h, deparse.h, schema.h, stage.h) include it for its
+ * types.
  *
  * Source layout (src/, one responsibility a file; docs/design.md has the
- * same map):
+ * same map, and the layers .ci/modgraph checks: a file uses only files of
+ * its own layer or below, and no two files use each other):
  *
- *	  treble_sync.c  module entry point and settings
- *	  option.c/h     server and user-mapping options, the connection string
- *	  security.c/h   who may do what, the identity a cycle runs as
- *	  odbc.c/h       connecting to the warehouse, statements, driver errors
- *	  fetch.c/h      reading remote results
- *	  deparse.c/h    every statement sent to the warehouse
- *	  localsql.c/h   pieces of the SQL run on the copy
- *	  schema.c/h     remote metadata, and the local table made from it
- *	  catalog.c/h    reading and writing the extension's tables
- *	  stage.c/h      the staging table, filled by COPY
- *	  cycle.c/h      the steps of a cycle in every mode
- *	  history.c/h    versions of a copy: as_of, changes, rewind, retention
- *	  drift.c/h      schema drift, checked at the start of each cycle
- *	  advisor.c/h    the window advisor: how late corrections and removals are
- *	  group.c/h      sync groups: tables cycled together, one commit
- *	  checks.c/h     quality checks, run before a cycle commits
- *	  load.c/h       chunked first loads
- *	  attempt.c/h    the state of one attempt at a cycle
- *	  progress.c/h   what a running cycle is doing
- *	  worker.c/h     background workers: running cycles, and waiting
- *	  verify.c       verify() and repair()
- *	  register.c     add_table(), alter_table(), remove_table()
- *	  sync.c         sync_table(), resync(), sync_all()
- *	  recovery.c/h   refusing work on a standby
+ *	  entry      register.c     add_table(), alter_table(), remove_table()
+ *	             sync.c         sync_table(), resync(), sync_all()
+ *	             verify.c       verify() and repair()
+ *	             group.c/h      sync groups: add_group() ... sync_group(); refusing a member alone
+ *	  launch     launch.c/h     the caller's side: starting a cycle's worker, waiting
+ *	  processes  worker.c/h     the cycle runner: transactions, retries, chunk helpers
+ *	             reader.c       the reader process of a first load
+ *	  steps      load.c/h       chunked first loads
+ *	             history.c/h    versions of a copy: as_of, changes, rewind, retention
+ *	             checks.c/h     quality checks, run before a cycle commits
+ *	             drift.c/h      schema drift, checked at the start of each cycle
+ *	  cycle      cycle.c/h      the steps of a cycle in every mode
+ *	             advisor.c/h    the window advisor: how late corrections and removals are
+ *	  pull       stage.c/h      the staging table, filled by COPY
+ *	  queue      readahead.c/h  the reader's segment and queue
+ *	             wire.c/h       what the worker and its reader say to each other
+ *	  process    process.c/h    what every background process shares
+ *	  remote     schema.c/h     remote metadata, and the local table made from it
+ *	             deparse.c/h    every statement sent to the warehouse
+ *	             fetch.c/h      reading remote results
+ *	             odbc.c/h       connecting to the warehouse, statements, driver errors
+ *	  local      catalog.c/h    reading and writing the extension's tables
+ *	             localsql.c/h   pieces of the SQL run on the copy
+ *	             security.c/h   who may do what, the identity a cycle runs as
+ *	             progress.c/h   what a running cycle is doing
+ *	             attempt.c/h    the state of one attempt at a cycle
+ *	             lockwait.c/h   a table's cycle lock, and who blocks a worker
+ *	             recovery.c/h   refusing work on a standby
+ *	  base       cursor.c/h     cursor values as the catalog keeps them
+ *	             redact.c/h     warehouse values kept out of errors and logs
+ *	             option.c/h     server and user-mapping options, the connection string
+ *	             treble_sync.c  module entry point and settings
  *
  *-------------------------------------------------------------------------
  */
@@ -50,7 +62,14 @@
 #include "utils/timestamp.h"
 
 #define TREBLE_SYNC_EXTENSION "treble_sync"
-#define TREBLE_SYNC_SCHEMA "treble_sync"
+
+/*
+ * "Trb1": marks what is treble_sync's where others' things lie too: the
+ * space of its cycle locks among advisory locks (lockwait.c), the progress
+ * slot of a backend running a cycle (progress.c, and the install script's
+ * progress view, which spells it 1416782385).
+ */
+#define TREBLE_SYNC_MARKER 0x54726231
 
 /* ------------------------------------------------------------------------
  * A registered table, as read from treble_sync.tables.
@@ -197,6 +216,18 @@ TextsEqual(const char *a, const char *b)
 	if (a == NULL || b == NULL)
 		return a == b;
 	return strcmp(a, b) == 0;
+}
+
+/* Whether a List of C strings holds name. */
+static inline bool
+ListHasName(List *names, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (strcmp(lfirst(lc), name) == 0)
+			return true;
+	return false;
 }
 
 /* The warehouse connection, opaque outside odbc.c (odbc.h) */

@@ -40,16 +40,19 @@
 
 #include "advisor.h"
 #include "catalog.h"
+#include "cursor.h"
 #include "cycle.h"
 #include "deparse.h"
 #include "fetch.h"
+#include "launch.h"
 #include "localsql.h"
 #include "odbc.h"
+#include "process.h"
 #include "recovery.h"
 #include "schema.h"
 #include "security.h"
 #include "stage.h"
-#include "worker.h"
+
 
 /* One day's aggregates, from one side. */
 typedef struct DayAgg
@@ -91,7 +94,7 @@ remote_days(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cut,
 				a->max_cursor = psprintf(INT64_FORMAT, v);
 		}
 		else if (FetchGetTimestampOf(conn, stmt, 3, NULL, NULL, &ts))
-			a->max_cursor = CycleFormatTimestamp(ts);
+			a->max_cursor = CursorFormatTimestamp(ts);
 		if (with_checksum)
 		{
 			initStringInfo(&buf);
@@ -132,7 +135,7 @@ days_from_spi(TableConfig *cfg, MemoryContext cxt, int ncols)
 		if (ncols >= 3)
 			a->max_cursor = SPI_getvalue(tup, desc, 3);
 		if (a->max_cursor && cfg->cursor_kind != CURSOR_INTEGER)
-			a->max_cursor = CycleFormatTimestamp(CycleParseTimestamp(a->max_cursor));
+			a->max_cursor = CursorFormatTimestamp(CursorParseTimestamp(a->max_cursor));
 		if (ncols >= 4)
 			a->checksum = SPI_getvalue(tup, desc, 4);
 		days = lappend(days, a);
@@ -197,13 +200,13 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	const char *lcur = quote_identifier(cfg->cursor_column);
 	char	   *keyjoin;
 	Oid			types[2] = {TEXTOID, TIMESTAMPOID};
-	Datum		values[2] = {CStringGetTextDatum(CycleFormatCursor(cfg, cut)), TimestampGetDatum(since)};
+	Datum		values[2] = {CStringGetTextDatum(CursorFormat(cfg, cut)), TimestampGetDatum(since)};
 	List	   *days = NIL;
 	MemoryContext cxt = CurrentMemoryContext;
 
 	vcfg.columns = list_copy(cfg->key_columns);
 	vcfg.columns = lappend(vcfg.columns, cfg->cursor_column);
-	if (!SchemaListHasName(vcfg.columns, daycol))
+	if (!ListHasName(vcfg.columns, daycol))
 		vcfg.columns = lappend(vcfg.columns, (char *) daycol);
 	vcfg.masked_columns = NIL;
 	vcfg.absent_columns = NIL;
@@ -356,7 +359,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	 * caller's privileges.
 	 */
 	SecurityRequireRun(cfg, "verify");
-	mapping = CyclePrecheck(cfg, &server);
+	mapping = ProcessPrecheck(cfg, &server);
 	SecurityBecomeOwner(cfg, &as_owner);
 
 	/* as a cycle reads them: zone-less warehouse times in the warehouse's zone */
@@ -373,7 +376,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("warehouse table \"%s\" has no rows to verify against", cfg->remote_table)));
-	cut_text = CycleFormatCursor(cfg, cut);
+	cut_text = CursorFormat(cfg, cut);
 	{
 		/*
 		 * a primary key on the key: the warehouse has one row per key.
@@ -386,7 +389,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 		ListCell   *k;
 
 		foreach(k, pk)
-			keyed &= SchemaListHasName(cfg->key_columns, lfirst(k));
+			keyed &= ListHasName(cfg->key_columns, lfirst(k));
 		if (with_checksum)
 			remote = remote_days(cfg, conn, daycol, cut, have_since, since, true, keyed);
 		else
@@ -438,7 +441,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 				different = lappend_int(different, key->day);
 			if (repair && !key->null_day)
 			{
-				values[6] = Int64GetDatum(WorkerRunRepair(cfg->table_id,
+				values[6] = Int64GetDatum(LaunchRepair(cfg->table_id,
 														  DatumGetTimestamp(DirectFunctionCall1(date_timestamp,
 																								DateADTGetDatum(key->day)))));
 				nulls[6] = false;
@@ -476,8 +479,8 @@ treble_sync_repair(PG_FUNCTION_ARGS)
 				 errmsg("repair needs an event column"),
 				 errhint("Use treble_sync.resync('%s') for a table without one.", cfg->name)));
 	SecurityRequireRun(cfg, "repair");
-	(void) CyclePrecheck(cfg, NULL);
-	PG_RETURN_DATUM(CatalogRunRow(WorkerRunRepair(cfg->table_id,
+	(void) ProcessPrecheck(cfg, NULL);
+	PG_RETURN_DATUM(CatalogRunRow(LaunchRepair(cfg->table_id,
 												  DatumGetTimestamp(DirectFunctionCall1(date_timestamp,
 																						PG_GETARG_DATUM(1))))));
 }

@@ -1,13 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * worker.c
- *	  Running one cycle in a dynamic background worker, and waiting for it.
+ *	  The cycle runner: one cycle in a dynamic background worker, its
+ *	  transactions and retries, and the chunk helpers of a first load.
  *
- * The calling session registers a worker, hands it the database, its
- * roles and the table through a small DSM segment, and waits for it to
- * exit.  The worker connects as the caller's session user; the cycle
- * itself runs as the registration's owner, inside a security-restricted
- * operation with search_path pinned (security.c), whoever called:
+ * The calling session (launch.c) registers the worker, hands it the
+ * database, its roles and the table through a small DSM segment, and
+ * waits for it to exit.  The worker connects as the caller's session user
+ * (process.c); the cycle itself runs as the registration's owner, inside
+ * a security-restricted operation with search_path pinned (security.c),
+ * whoever called:
  *
  *	  tx 1: take the table's cycle lock (busy: log 'skipped' and stop);
  *			mark runs left 'running' by a dead worker as failed; log a
@@ -32,8 +34,6 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
-
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -42,7 +42,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
-#include "storage/proc.h"
+#include "storage/shm_toc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -54,6 +54,7 @@
 #include "attempt.h"
 #include "catalog.h"
 #include "checks.h"
+#include "cursor.h"
 #include "cycle.h"
 #include "drift.h"
 #include "history.h"
@@ -61,36 +62,12 @@
 #include "lockwait.h"
 #include "odbc.h"
 #include "option.h"
+#include "process.h"
 #include "progress.h"
+#include "redact.h"
 #include "security.h"
 #include "stage.h"
 #include "worker.h"
-
-/* Distinguishes our cycle locks from users' advisory locks in pg_locks. */
-#define CYCLE_LOCK_SPACE 0x54726231	/* "Trb1" */
-#define CYCLE_LOCK_KIND 3		/* advisory locks use 1 and 2 */
-
-/* What the caller hands the worker, and the run id it hands back. */
-typedef struct WorkerSlot
-{
-	Oid			database_id;
-	Oid			session_user_id;
-	Oid			user_id;
-	int32		table_id;		/* of a group's cycle: its first member */
-	int32		group_id;		/* sync_group(): the group; 0 if none */
-	bool		full;			/* resync(): pull everything, make the copy equal */
-	Timestamp	repair_day;		/* repair(): the event day to refresh; 0 if none */
-	int			freshness_alert;	/* the caller's settings, which the worker */
-	int			run_retention;	/* takes over (a SET does not reach it otherwise) */
-	int			lock_timeout;
-	bool		read_ahead;
-	int			cursor_max_lead;
-	int64		run_id;			/* set by the worker once its run row exists
-								 * (of a group: its group run) */
-	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
-	char		blockers[LOCKWAIT_BLOCKERS_LEN];	/* who the worker last waited for */
-	ProgressState progress;		/* the worker's progress, for NOTICEs */
-} WorkerSlot;
 
 /* What a chunk helper gets, in bgw_extra. */
 typedef struct HelperArgs
@@ -102,18 +79,6 @@ typedef struct HelperArgs
 	int64		run_id;
 	int			lock_timeout;
 } HelperArgs;
-
-/* maintenance_work_mem of a worker (the default is 64MB) */
-#define WORKER_MAINTENANCE_WORK_MEM "16MB"
-
-/* Seconds between two progress NOTICEs. */
-#define PROGRESS_NOTICE_SECS 5
-
-/* How often a caller with no free worker slot tries again. */
-#define SLOT_RETRY_MS 200
-
-static volatile sig_atomic_t got_sigterm = false;
-static volatile sig_atomic_t got_sigint = false;
 
 /*
  * Start a transaction with a snapshot.  A worker has no statements to set
@@ -134,541 +99,6 @@ commit_transaction(void)
 {
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-}
-
-/* Let the terminate signal cancel the cycle, so it is logged as failed. */
-static void
-worker_sigterm(SIGNAL_ARGS)
-{
-	int			save_errno = errno;
-
-	got_sigterm = true;
-	if (!proc_exit_inprogress)
-	{
-		InterruptPending = true;
-		QueryCancelPending = true;
-	}
-	SetLatch(MyLatch);
-	OdbcCancelRemoteCall();
-	errno = save_errno;
-}
-
-/* pg_cancel_backend: cancel as any backend does, and stop the remote call. */
-static void
-worker_sigint(SIGNAL_ARGS)
-{
-	got_sigint = true;
-	StatementCancelHandler(postgres_signal_arg);
-	OdbcCancelRemoteCall();
-}
-
-/*
- * Whether this process was cancelled or terminated (pg_cancel_backend,
- * pg_terminate_backend, its caller stopping it), as opposed to a cancel
- * that came of a timeout: a reader tells its cycle which it was.
- */
-bool
-WorkerWasSignalled(void)
-{
-	return got_sigterm || got_sigint;
-}
-
-/*
- * Take a table's cycle lock until the end of the transaction, if no cycle
- * holds it: remove_table() must not pull a registration from under one.
- */
-bool
-WorkerTryLockTable(int32 table_id)
-{
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, CYCLE_LOCK_SPACE, (uint32) table_id,
-						 CYCLE_LOCK_KIND);
-	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
-}
-
-/* If the waiting caller errors out or is terminated, stop its worker too. */
-static void
-terminate_worker_on_exit(int code, Datum arg)
-{
-	BackgroundWorkerHandle *handle = (BackgroundWorkerHandle *) DatumGetPointer(arg);
-
-	TerminateBackgroundWorker(handle);
-}
-
-/* Report a worker's progress as a NOTICE. */
-static void
-notice_progress(ProgressState *p)
-{
-	double		secs = (double) (GetCurrentTimestamp() - p->started) / USECS_PER_SEC;
-
-	if (p->run_id == 0)
-		return;
-	if (p->chunks > 0)
-		ereport(NOTICE,
-				(errmsg("treble_sync run %lld: %s, chunk %d of %d, " INT64_FORMAT " rows (" INT64_FORMAT " kB) read in %.0f s, %.0f rows/s",
-						(long long) p->run_id, ProgressPhaseName(p->phase), p->chunk, p->chunks,
-						p->rows, p->bytes / 1024, secs, secs > 0 ? p->rows / secs : 0)));
-	else
-		ereport(NOTICE,
-				(errmsg("treble_sync run %lld: %s, " INT64_FORMAT " rows (" INT64_FORMAT " kB) read in %.0f s, %.0f rows/s",
-						(long long) p->run_id, ProgressPhaseName(p->phase),
-						p->rows, p->bytes / 1024, secs, secs > 0 ? p->rows / secs : 0)));
-}
-
-static void watch_lock_wait(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot);
-
-/*
- * Wait for a started worker to exit, on the latch (the postmaster sets it
- * when the worker's state changes), waking once a second to honour
- * interrupts and, with treble_sync.progress_notices, to report progress.
- */
-static BgwHandleStatus
-wait_for_worker(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot)
-{
-	TimestampTz last_notice = GetCurrentTimestamp();
-
-	for (;;)
-	{
-		pid_t		pid;
-		BgwHandleStatus status = GetBackgroundWorkerPid(handle, &pid);
-
-		if (status == BGWH_STOPPED || status == BGWH_POSTMASTER_DIED)
-			return status;
-
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		watch_lock_wait(table_id, handle, slot);
-
-		if (treble_sync_progress_notices &&
-			TimestampDifferenceExceeds(last_notice, GetCurrentTimestamp(),
-									   PROGRESS_NOTICE_SECS * 1000))
-		{
-			ProgressState snapshot = slot->progress;
-
-			notice_progress(&snapshot);
-			last_notice = GetCurrentTimestamp();
-		}
-	}
-}
-
-/*
- * What every treble_sync worker is: a database backend that is never
- * restarted, shown as backend_type "treble_sync worker", reporting to the
- * process that starts it.
- */
-void
-WorkerDescribe(BackgroundWorker *bgw, const char *function, const char *name)
-{
-	memset(bgw, 0, sizeof(*bgw));
-	bgw->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw->bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw->bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw->bgw_library_name, BGW_MAXLEN, "treble_sync");
-	snprintf(bgw->bgw_function_name, BGW_MAXLEN, "%s", function);
-	snprintf(bgw->bgw_name, BGW_MAXLEN, "%s", name);
-	snprintf(bgw->bgw_type, BGW_MAXLEN, "treble_sync worker");
-	bgw->bgw_notify_pid = MyProcPid;
-}
-
-/* A cycle's worker, as its caller tracks it. */
-static int64 run_one(int32 table_id, bool full, Timestamp repair_day);
-
-typedef struct WorkerRun
-{
-	int32		table_id;
-	int32		group_id;		/* a group's cycle: table_id is its first member */
-	dsm_segment *seg;
-	WorkerSlot *slot;
-	BackgroundWorkerHandle *handle;
-	bool		running;
-	int64		run_id;
-} WorkerRun;
-
-/*
- * While a caller waits for its worker: if the worker waits for a lock,
- * look at who holds it.  This session (an open transaction that changed
- * the copy, or locked it) would never release it while it waits for the
- * worker, and PostgreSQL's deadlock detector cannot see a wait for a
- * process to exit: stop the worker and say what to do.  Another session
- * is noted in the slot, for the run's error should the cycle give up at
- * treble_sync.lock_timeout.
- */
-static void
-watch_lock_wait(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot)
-{
-	pid_t		pid;
-	bool		mine;
-	char		blockers[LOCKWAIT_BLOCKERS_LEN];
-
-	if (GetBackgroundWorkerPid(handle, &pid) != BGWH_STARTED ||
-		!LockWaitBlockers(pid, &mine, blockers, sizeof(blockers)))
-		return;
-	if (mine)
-	{
-		slot->blocked_by_caller = true;
-		pg_memory_barrier();
-		TerminateBackgroundWorker(handle);
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_DEADLOCK_DETECTED),
-				 errmsg("the cycle of table \"%s\" waits for a lock that this transaction holds",
-						CatalogGetTableById(table_id)->name),
-				 errdetail("The cycle runs in another process, which would wait for this transaction to end while this transaction waits for the cycle. This transaction changed or locked the copy (or its registration)."),
-				 errhint("Commit or roll back first: start the cycle in a transaction of its own.")));
-	}
-	if (blockers[0] != '\0' && strcmp(blockers, slot->blockers) != 0)
-		strlcpy(slot->blockers, blockers, sizeof(slot->blockers));
-}
-
-/*
- * Register a background worker, waiting up to wait_ms for a free slot
- * (another cycle's, or any other worker's, to end): the postmaster tells
- * nobody when a slot frees, so try again every SLOT_RETRY_MS.  False if
- * none came free in time.
- */
-static bool
-register_worker_waiting(BackgroundWorker *bgw, BackgroundWorkerHandle **handle, int wait_ms)
-{
-	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
-
-	for (;;)
-	{
-		long		left;
-
-		if (RegisterDynamicBackgroundWorker(bgw, handle))
-			return true;
-		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
-		if (left <= 0)
-			return false;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Min(left, SLOT_RETRY_MS), PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/*
- * A cycle that could not start, for want of a worker slot: logged as a
- * failed run, in the caller's transaction, so that status, metrics() and
- * the NOTIFY events see the table miss its cycle.  Returns its run id.
- */
-static int64
-log_unstarted_run(int32 table_id, int waited_ms)
-{
-	TableConfig *cfg = CatalogGetTableById(table_id);
-	int64		run_id = CatalogInsertRun(cfg, "running", GetUserId());
-	char	   *hint = psprintf("Raise max_worker_processes (now %d), run fewer cycles at once, or raise treble_sync.worker_start_timeout.",
-								max_worker_processes);
-
-	CatalogFailRun(run_id,
-				   psprintf("could not start: no background worker slot came free in %d ms (treble_sync.worker_start_timeout); the cycle did not run\nHINT: %s",
-							waited_ms, hint));
-	CatalogAfterRun(run_id);
-	ereport(WARNING,
-			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-			 errmsg("could not start a treble_sync worker for table \"%s\" within %d ms",
-					cfg->name, waited_ms),
-			 errdetail("Every background worker slot stayed in use; run %lld is logged as failed.",
-					   (long long) run_id),
-			 errhint("%s", hint)));
-	return run_id;
-}
-
-/*
- * The cycle's worker would run in a transaction of its own: refuse a
- * registration this transaction added or changed, which it would not see
- * (or would wait for).
- */
-static void
-require_committed_registration(int32 table_id)
-{
-	if (CatalogTableChangedHere(table_id))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the registration of table \"%s\" is not committed yet",
-						CatalogGetTableById(table_id)->name),
-				 errdetail("add_table() or alter_table() changed it in this transaction, and the cycle runs in another process, which cannot see that change."),
-				 errhint("Commit the transaction, then start the cycle.")));
-}
-
-/*
- * Start the worker of one cycle (full: a resync), waiting up to wait_ms
- * for a free background worker slot.  False if none came free.
- */
-static bool
-start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
-{
-	BackgroundWorker bgw;
-
-	run->seg = dsm_create(sizeof(WorkerSlot), 0);
-	run->slot = dsm_segment_address(run->seg);
-	memset(run->slot, 0, sizeof(WorkerSlot));
-	run->slot->database_id = MyDatabaseId;
-	run->slot->session_user_id = GetSessionUserId();
-	run->slot->user_id = GetUserId();
-	run->slot->table_id = run->table_id;
-	run->slot->group_id = run->group_id;
-	run->slot->full = full;
-	run->slot->repair_day = repair_day;
-	run->slot->freshness_alert = treble_sync_freshness_alert;
-	run->slot->run_retention = treble_sync_run_retention;
-	run->slot->lock_timeout = treble_sync_lock_timeout;
-	run->slot->read_ahead = treble_sync_read_ahead;
-	run->slot->cursor_max_lead = treble_sync_cursor_max_lead;
-
-	WorkerDescribe(&bgw, "treble_sync_worker_main",
-				   run->group_id ? psprintf("treble_sync cycle of group id %d", run->group_id) :
-				   psprintf("treble_sync cycle of table id %d", run->table_id));
-	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(run->seg));
-
-	if (!register_worker_waiting(&bgw, &run->handle, wait_ms))
-	{
-		dsm_detach(run->seg);
-		run->seg = NULL;
-		return false;
-	}
-	run->running = true;
-	return true;
-}
-
-/*
- * After a worker exited: collect its run id (0 if it never logged a run),
- * and fail its run if it could not record its end (SIGKILL, crash).
- */
-static int64
-finish_worker(WorkerRun *run)
-{
-	run->run_id = run->slot->run_id;
-	run->running = false;
-	dsm_detach(run->seg);
-	run->seg = NULL;
-	if (run->run_id != 0 && CatalogRunIsRunning(run->run_id))
-		CatalogFailRun(run->run_id, "the worker exited before finishing the cycle; nothing of it was applied");
-	return run->run_id;
-}
-
-/*
- * Run one cycle of a table in a background worker and wait for it (full:
- * resync the table).  Returns the run id of its run-log row.
- */
-int64
-WorkerRunCycle(int32 table_id, bool full)
-{
-	return run_one(table_id, full, 0);
-}
-
-/*
- * Run one cycle of a group (first_table_id is its first member) in a
- * background worker and wait for it.  Returns the group run's id; every
- * member's run row names it.
- */
-int64
-WorkerRunGroup(int32 group_id, int32 first_table_id)
-{
-	WorkerRun	run;
-	BgwHandleStatus status;
-	pid_t		pid;
-
-	Assert(group_id > 0);
-	memset(&run, 0, sizeof(run));
-	run.table_id = first_table_id;
-	run.group_id = group_id;
-	require_committed_registration(first_table_id);
-	if (!start_worker(&run, false, 0, treble_sync_worker_start_timeout))
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("no background worker slot came free for the group's cycle within treble_sync.worker_start_timeout (%d ms)",
-						treble_sync_worker_start_timeout),
-				 errhint("Raise max_worker_processes, or run fewer cycles at once.")));
-
-	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
-	{
-		status = WaitForBackgroundWorkerStartup(run.handle, &pid);
-		if (status == BGWH_STARTED)
-			status = wait_for_worker(first_table_id, run.handle, run.slot);
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
-
-	if (status == BGWH_POSTMASTER_DIED)
-		ereport(ERROR,
-				(errcode(ERRCODE_ADMIN_SHUTDOWN),
-				 errmsg("postmaster exited during a treble_sync cycle")));
-	run.run_id = run.slot->run_id;
-	dsm_detach(run.seg);
-	if (run.run_id == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("the treble_sync worker exited before starting the group's cycle"),
-				 errhint("The server log has the worker's error.")));
-	CatalogFailGroupRunIfRunning(run.run_id,
-								 "the worker exited before finishing the group's cycle; nothing of it was applied");
-	return run.run_id;
-}
-
-/* Run repair(name, day) in a background worker and wait for it. */
-int64
-WorkerRunRepair(int32 table_id, Timestamp day)
-{
-	return run_one(table_id, false, day);
-}
-
-/*
- * Run one cycle (or a resync, or a repair) of a table in a background
- * worker and wait for it.  Returns the run id of its run-log row.
- */
-static int64
-run_one(int32 table_id, bool full, Timestamp repair_day)
-{
-	WorkerRun	run;
-	BgwHandleStatus status;
-	pid_t		pid;
-
-	memset(&run, 0, sizeof(run));
-	run.table_id = table_id;
-	require_committed_registration(table_id);
-	if (!start_worker(&run, full, repair_day, treble_sync_worker_start_timeout))
-		return log_unstarted_run(table_id, treble_sync_worker_start_timeout);
-
-	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
-	{
-		status = WaitForBackgroundWorkerStartup(run.handle, &pid);
-		if (status == BGWH_STARTED)
-			status = wait_for_worker(table_id, run.handle, run.slot);
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
-
-	if (status == BGWH_POSTMASTER_DIED)
-		ereport(ERROR,
-				(errcode(ERRCODE_ADMIN_SHUTDOWN),
-				 errmsg("postmaster exited during a treble_sync cycle")));
-	if (finish_worker(&run) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("the treble_sync worker exited before starting the cycle"),
-				 errhint("The server log has the worker's error.")));
-	return run.run_id;
-}
-
-/* The runs of WorkerRunCycles(), for the cleanup of an interrupted wait. */
-typedef struct WorkerRunSet
-{
-	WorkerRun  *runs;
-	int			n;
-} WorkerRunSet;
-
-/* If the caller of sync_all() stops waiting, stop the running workers. */
-static void
-terminate_workers_on_exit(int code, Datum arg)
-{
-	WorkerRunSet *set = (WorkerRunSet *) DatumGetPointer(arg);
-
-	for (int i = 0; i < set->n; i++)
-		if (set->runs[i].running)
-			TerminateBackgroundWorker(set->runs[i].handle);
-}
-
-/*
- * Run one cycle of each table, at most max_parallel at a time, each in a
- * worker of its own; one table's failure does not stop the others.
- * Returns the run ids, in the order of table_ids (a table whose worker
- * never logged a run is left out, with a WARNING).
- */
-List *
-WorkerRunCycles(List *table_ids, int max_parallel)
-{
-	WorkerRunSet set;
-	volatile int next = 0;
-	volatile int active = 0;
-	List	   *run_ids;
-	ListCell   *lc;
-
-	set.n = 0;
-	set.runs = palloc0(sizeof(WorkerRun) * Max(list_length(table_ids), 1));
-	foreach(lc, table_ids)
-	{
-		int32		table_id = lfirst_int(lc);
-
-		/* as sync_table() would refuse it; the other tables go on */
-		if (CatalogTableChangedHere(table_id))
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("skipping table \"%s\": its registration is not committed yet",
-							CatalogGetTableById(table_id)->name),
-					 errhint("Commit the transaction that called add_table() or alter_table() first.")));
-			continue;
-		}
-		set.runs[set.n++].table_id = table_id;
-	}
-
-	PG_ENSURE_ERROR_CLEANUP(terminate_workers_on_exit, PointerGetDatum(&set));
-	{
-		for (;;)
-		{
-			/* start what may start; with no slot free, wait for one */
-			while (active < max_parallel && next < set.n)
-			{
-				/* with cycles of its own running, wait for one of them */
-				int			wait_ms = active == 0 ? treble_sync_worker_start_timeout : 0;
-
-				if (!start_worker(&set.runs[next], false, 0, wait_ms))
-				{
-					if (active > 0)
-						break;
-					set.runs[next].run_id = log_unstarted_run(set.runs[next].table_id, wait_ms);
-					next++;
-					continue;
-				}
-				next++;
-				active++;
-			}
-			if (active == 0)
-				break;
-
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 1000L, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-
-			for (int i = 0; i < next; i++)
-			{
-				pid_t		pid;
-				WorkerRun  *run = &set.runs[i];
-
-				if (!run->running)
-					continue;
-				watch_lock_wait(run->table_id, run->handle, run->slot);
-				switch (GetBackgroundWorkerPid(run->handle, &pid))
-				{
-					case BGWH_STOPPED:
-						if (finish_worker(run) == 0)
-							ereport(WARNING,
-									(errmsg("the treble_sync worker of table id %d exited before starting its cycle",
-											run->table_id),
-									 errhint("The server log has the worker's error.")));
-						active--;
-						break;
-					case BGWH_POSTMASTER_DIED:
-						ereport(ERROR,
-								(errcode(ERRCODE_ADMIN_SHUTDOWN),
-								 errmsg("postmaster exited during treble_sync cycles")));
-						break;
-					default:
-						break;
-				}
-			}
-		}
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(terminate_workers_on_exit, PointerGetDatum(&set));
-
-	/* a List of pointers to the int64 run ids */
-	run_ids = NIL;
-	for (int i = 0; i < set.n; i++)
-		if (set.runs[i].run_id != 0)
-			run_ids = lappend(run_ids, &set.runs[i].run_id);
-	return run_ids;
 }
 
 /* What the cycle's error context names. */
@@ -726,7 +156,7 @@ describe_error(ErrorData *edata, const char *table_name, int64 run_id)
 	}
 
 	initStringInfo(&buf);
-	if (got_sigterm)
+	if (ProcessWasTerminated())
 		appendStringInfoString(&buf, "cancelled: the worker was terminated; ");
 	else if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
 		appendStringInfoString(&buf, "cancelled: ");
@@ -738,187 +168,6 @@ describe_error(ErrorData *edata, const char *table_name, int64 run_id)
 	if (context)
 		appendStringInfo(&buf, "\nCONTEXT: %s", context);
 	return buf.data;
-}
-
-/*
- * Warehouse values in errors and log lines.  COPY adds to the context of
- * every message raised while it runs the line it is at, values included
- * ("COPY t, line 2979: "2979	secret..."), and the triggers, defaults and
- * input functions it runs add lines of their own.  A COPY of a cycle (or of
- * verify) therefore runs with an error context stack of its own, empty at
- * the start: whatever context a message raised inside it carries came from
- * COPY or from what COPY ran, and is dropped, while the lines of the cycle
- * around it (its table and run, its chunk) are added again.  An error is
- * caught around the COPY and raised again without that context (stage.c);
- * a message emitted while the COPY runs (a trigger's WARNING, a lock wait
- * logged by log_lock_waits, a FATAL) goes through the log hook below, which
- * every process installs on its first COPY.
- */
-static WorkerCopyGuard *current_copy = NULL;
-static emit_log_hook_type prev_emit_log_hook = NULL;
-static bool copy_hook_installed = false;
-
-/*
- * emit_log_hook: a message emitted while a COPY runs loses the context the
- * COPY gave it and gets the one around the outermost COPY.  The callbacks
- * append to this message, the one being emitted, as errfinish's would.
- */
-static void
-copy_emit_log_hook(ErrorData *edata)
-{
-	if (current_copy != NULL)
-	{
-		WorkerCopyGuard *outermost = current_copy;
-
-		while (outermost->previous != NULL)
-			outermost = outermost->previous;
-		edata->context = NULL;
-		for (ErrorContextCallback *cb = outermost->outer; cb != NULL; cb = cb->previous)
-			cb->callback(cb->arg);
-	}
-	if (prev_emit_log_hook)
-		prev_emit_log_hook(edata);
-}
-
-/*
- * Before a COPY: run it on an empty error context stack (see above), until
- * WorkerCopyEnd(), which the caller also calls when the COPY fails.
- */
-void
-WorkerCopyBegin(WorkerCopyGuard *guard)
-{
-	if (!copy_hook_installed)
-	{
-		prev_emit_log_hook = emit_log_hook;
-		emit_log_hook = copy_emit_log_hook;
-		copy_hook_installed = true;
-	}
-	Assert(guard != current_copy);
-	guard->outer = error_context_stack;
-	guard->previous = current_copy;
-	current_copy = guard;
-	error_context_stack = NULL;
-}
-
-/*
- * After a COPY, or in the PG_CATCH around one: the error context stack as it
- * was.  Does nothing for a guard that is not the running COPY's (the error
- * came before WorkerCopyBegin() or after WorkerCopyEnd()).
- */
-void
-WorkerCopyEnd(WorkerCopyGuard *guard)
-{
-	if (current_copy != guard)
-		return;
-	error_context_stack = guard->outer;
-	current_copy = guard->previous;
-}
-
-/*
- * Take warehouse values out of an error that is stored (the run log, a
- * chunk's error, a reader's error handed to its cycle) or logged.  The
- * DETAIL of PostgreSQL's constraint errors shows the row: "Failing row
- * contains (...)", "Key (...)=(...) already exists.".  They are the class
- * 23 errors that name their table, column, constraint or type in the
- * error's fields (errtablecol(), errtableconstraint(), errdomainconstraint()),
- * which the extension's own errors of that class never do; their message
- * names only the constraint and the table, and is kept.
- */
-void
-WorkerScrubError(ErrorData *edata)
-{
-	if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION &&
-		(edata->table_name != NULL || edata->column_name != NULL ||
-		 edata->constraint_name != NULL || edata->datatype_name != NULL))
-	{
-		edata->detail = NULL;
-		edata->detail_log = NULL;
-	}
-}
-
-/*
- * Quote marks of messages, in PostgreSQL's and drivers' languages: ASCII,
- * then in UTF-8 the guillemets, the curved quotes and the corner brackets.
- */
-static const char *const quote_marks[] = {
-	"\"", "'",
-	"\xc2\xab", "\xc2\xbb",	/* << >> */
-	"\xe2\x80\x9c", "\xe2\x80\x9d", "\xe2\x80\x9e",	/* curved double, low double */
-	"\xe2\x80\x98", "\xe2\x80\x99",	/* curved single */
-	"\xe3\x80\x8c", "\xe3\x80\x8d", "\xe3\x80\x8e", "\xe3\x80\x8f"	/* corner brackets */
-};
-
-/* The length of the quote mark at p, or 0. */
-static int
-quote_mark_at(const char *p)
-{
-	for (size_t i = 0; i < lengthof(quote_marks); i++)
-	{
-		int			len = strlen(quote_marks[i]);
-
-		if (strncmp(p, quote_marks[i], len) == 0)
-			return len;
-	}
-	return 0;
-}
-
-/*
- * A message about a value (PostgreSQL's "invalid input syntax for type
- * integer: "..."", a warehouse's "Incorrect integer value: '...'"), with
- * the value taken out: everything from its first quote mark to its last
- * becomes "...", or to the end if it has one only, so that neither a quote
- * mark inside the value nor a value cut short lets a piece of it through;
- * bytes shown as 0xNN (an invalid byte sequence) become 0x...  Names that
- * were quoted go with it.
- */
-char *
-WorkerRedactQuoted(const char *message)
-{
-	const char *first = NULL;
-	const char *after_last = NULL;
-	StringInfoData out;
-	const char *p;
-
-	for (p = message; *p != '\0';)
-	{
-		int			len = quote_mark_at(p);
-
-		if (len == 0)
-		{
-			p++;
-			continue;
-		}
-		if (first == NULL)
-			first = p;
-		else
-			after_last = p + len;
-		p += len;
-	}
-
-	initStringInfo(&out);
-	if (first == NULL)
-		appendStringInfoString(&out, message);
-	else
-	{
-		appendBinaryStringInfo(&out, message, first - message);
-		appendStringInfoString(&out, "\"...\"");
-		if (after_last != NULL)
-			appendStringInfoString(&out, after_last);
-	}
-
-	/* 0xNN... of a byte sequence: 0x.. */
-	for (int i = 0; i + 2 < out.len; i++)
-	{
-		int			j = i + 2;
-
-		if (out.data[i] != '0' || out.data[i + 1] != 'x' ||
-			(i > 0 && isalnum((unsigned char) out.data[i - 1])))
-			continue;
-		while (j < out.len && isxdigit((unsigned char) out.data[j]))
-			out.data[j++] = '.';
-		i = j;
-	}
-	return out.data;
 }
 
 /*
@@ -936,8 +185,7 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 	MemoryContextSwitchTo(cxt);
 
 	/* lock first, then read the configuration: its watermark is current */
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, CYCLE_LOCK_SPACE, (uint32) slot->table_id,
-						 CYCLE_LOCK_KIND);
+	LockWaitCycleTag(tag, slot->table_id);
 	locked = LockAcquire(tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
 
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -965,50 +213,6 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 }
 
 /*
- * Connect to the table's warehouse as the running role, in the worker's
- * long-lived memory (a chunked load commits many times on one connection).
- * Called in a transaction.
- */
-OdbcConn *
-WorkerConnectWarehouse(TableConfig *cfg, MemoryContext cxt)
-{
-	ForeignServer *server;
-	UserMapping *mapping;
-	MemoryContext old;
-	OdbcConn   *conn;
-
-	mapping = CyclePrecheck(cfg, &server);
-
-	/* zone-less warehouse timestamps are read in the warehouse's zone */
-	SetConfigOption("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION);
-
-	/*
-	 * Keep the worker's memory flat whatever the pull: indexing the staging
-	 * rows by key sorts them, and beyond this the sort spills to disk.
-	 */
-	SetConfigOption("maintenance_work_mem", WORKER_MAINTENANCE_WORK_MEM, PGC_USERSET,
-					PGC_S_SESSION);
-
-	/*
-	 * A cycle must cost what it pulled, not the size of the copy: plan the
-	 * joins of the staged rows with the copy as probes of the copy's key
-	 * index, never as a hash or merge join that reads the whole copy (which
-	 * the planner prefers for a large pull, and whenever the copy's
-	 * statistics lag behind).  The staged rows have a key index too, so the
-	 * window refresh probes them the same way.  JIT compilation only adds
-	 * memory and start-up time to these statements.
-	 */
-	SetConfigOption("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION);
-	SetConfigOption("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION);
-	SetConfigOption("jit", "off", PGC_USERSET, PGC_S_SESSION);
-
-	old = MemoryContextSwitchTo(cxt);
-	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, true);
-	MemoryContextSwitchTo(old);
-	return conn;
-}
-
-/*
  * Begin the transaction of a cycle, or of a chunk helper's loads: the
  * registration read afresh into cxt (an attempt may change it, and may
  * span transactions), the owner's identity, progress reporting (copied to
@@ -1032,7 +236,7 @@ begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *prog
 	*cfg_out = cfg;
 	SecurityBeginCycle(cfg);
 	ProgressStart(cfg->table_id, run_id, cfg->local_relid, progress);
-	conn = WorkerConnectWarehouse(cfg, cxt);
+	conn = ProcessConnectWarehouse(cfg, cxt);
 	DriftCheck(cfg, conn, result);
 	return conn;
 }
@@ -1041,6 +245,7 @@ begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *prog
 static void
 end_cycle(OdbcConn *conn, ErrorContextCallback *errcallback)
 {
+	Assert(IsTransactionState() && error_context_stack == errcallback);
 	SecurityEndCycle();
 	commit_transaction();
 	ProgressEnd();
@@ -1086,7 +291,6 @@ abort_after_error(MemoryContext cxt)
 /* First wait before retrying a cycle; it doubles with every attempt. */
 #define RETRY_FIRST_WAIT_MS 500
 
-
 /*
  * Start n helper workers that load chunks of a table's first load along
  * with the calling worker; returns their handles.
@@ -1109,7 +313,7 @@ start_chunk_helpers(TableConfig *cfg, int64 run_id, int n)
 		BackgroundWorker bgw;
 		BackgroundWorkerHandle *handle;
 
-		WorkerDescribe(&bgw, "treble_sync_chunk_worker_main",
+		ProcessDescribe(&bgw, "treble_sync_chunk_worker_main",
 						psprintf("treble_sync chunk loader of table id %d", cfg->table_id));
 		memcpy(bgw.bgw_extra, &args, sizeof(args));
 
@@ -1217,6 +421,9 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 	MemoryContext attempt_cxt;
 	CycleErrorContext context_arg;
 	ErrorContextCallback errcallback;
+
+	/* transaction 1 logged the run, and committed */
+	Assert(slot->run_id > 0 && !IsTransactionState());
 
 	/* what the last attempt learnt is forgotten, all at once */
 	AttemptBegin(cxt);
@@ -1387,7 +594,7 @@ wait_before_retry(long ms)
 
 		ResetLatch(MyLatch);
 		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
-		if (left <= 0 || got_sigterm || got_sigint)
+		if (left <= 0 || ProcessWasSignalled())
 			return;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 left, PG_WAIT_EXTENSION);
@@ -1441,14 +648,16 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		edata = attempt_cycle(slot, cfg, cxt, attempt);
 		if (edata == NULL)
 			return;
+		/* rolled back, between transactions; the attempt's notes remain */
+		Assert(!IsTransactionState() && CurrentAttempt != NULL);
 
-		if (attempt > max_retries || got_sigterm || got_sigint ||
+		if (attempt > max_retries || ProcessWasSignalled() ||
 			!CurrentAttempt->transient)
 		{
 			char	   *text;
 
 			explain_lock_failure(slot, edata);
-			WorkerScrubError(edata);
+			RedactError(edata);
 			keep_bad_row(cfg->name, slot->run_id, edata, cxt);
 			text = describe_error(edata, cfg->name, slot->run_id);
 
@@ -1468,7 +677,7 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 			return;
 		}
 
-		WorkerScrubError(edata);
+		RedactError(edata);
 		wait_ms = (long) RETRY_FIRST_WAIT_MS << Min(attempt - 1, 10);
 		ereport(LOG,
 				(errmsg("treble_sync cycle of table \"%s\" failed on attempt %d of %d, retrying in %ld ms: %s",
@@ -1477,58 +686,6 @@ run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
 		wait_before_retry(wait_ms);
 		FreeErrorData(edata);
 	}
-}
-
-/*
- * The start of every treble_sync worker: SIGTERM and SIGINT cancel the
- * cycle and its remote call, which needs the cancel thread.
- */
-static void
-worker_start_signals(void)
-{
-	pqsignal(SIGTERM, worker_sigterm);
-	pqsignal(SIGINT, worker_sigint);
-	OdbcEnableCancel();
-	BackgroundWorkerUnblockSignals();
-}
-
-/*
- * treble_sync.lock_timeout of the caller, as this worker's lock_timeout
- * (and its own treble_sync.lock_timeout, which it hands to its helpers):
- * a cycle blocked by another session's lock gives up instead of waiting
- * for ever.
- */
-static void
-set_lock_timeout(int ms)
-{
-	SetConfigOption("treble_sync.lock_timeout", psprintf("%d", ms), PGC_USERSET, PGC_S_SESSION);
-	SetConfigOption("lock_timeout", psprintf("%d", ms), PGC_USERSET, PGC_S_SESSION);
-}
-
-/*
- * Connect to the caller's database as its session user and, until the
- * cycle starts, act as the caller's current role (it may differ after SET
- * ROLE); the cycle itself runs as the table's owner.  The role settings
- * the connection applied that could change a cycle are pinned at once.
- */
-static void
-worker_connect(Oid database_id, Oid session_user_id, Oid user_id)
-{
-	BackgroundWorkerInitializeConnectionByOid(database_id, session_user_id, 0);
-	SecurityPinWorkerSettings();
-	SetUserIdAndSecContext(user_id, 0);
-}
-
-/*
- * The start of a helper process (a chunk loader, a reader): signals, the
- * caller's database and roles, and the caller's lock timeout.
- */
-void
-WorkerInitHelper(Oid database_id, Oid session_user_id, Oid user_id, int lock_timeout)
-{
-	worker_start_signals();
-	worker_connect(database_id, session_user_id, user_id);
-	set_lock_timeout(lock_timeout);
 }
 
 /*
@@ -1546,7 +703,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 	ErrorContextCallback errcallback;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
-	WorkerInitHelper(args.database_id, args.session_user_id, args.user_id, args.lock_timeout);
+	ProcessInitHelper(args.database_id, args.session_user_id, args.user_id, args.lock_timeout);
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync chunk loader",
 								ALLOCSET_DEFAULT_SIZES);
 	AttemptBegin(cxt);			/* notes the chunk being loaded */
@@ -1566,7 +723,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		set_ps_display(cfg->name);
 		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync chunk loader of %s", cfg->name));
 		if (cfg->load_cut != NULL)
-			LoadChunks(cfg, conn, args.run_id, CycleParseTimestamp(cfg->load_cut));
+			LoadChunks(cfg, conn, args.run_id, CursorParseTimestamp(cfg->load_cut));
 		end_cycle(conn, &errcallback);
 	}
 	PG_CATCH();
@@ -1576,7 +733,7 @@ treble_sync_chunk_worker_main(Datum main_arg)
 
 		HOLD_INTERRUPTS();
 		edata = abort_after_error(cxt);
-		WorkerScrubError(edata);
+		RedactError(edata);
 
 		chunk = CurrentAttempt->chunk.chunk;
 		if (cfg != NULL)
@@ -1646,8 +803,7 @@ begin_group_run(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
 	foreach(lc, members)
 	{
 		CHECK_FOR_INTERRUPTS();
-		SET_LOCKTAG_ADVISORY(g->tags[i], MyDatabaseId, CYCLE_LOCK_SPACE, (uint32) lfirst_int(lc),
-							 CYCLE_LOCK_KIND);
+		LockWaitCycleTag(&g->tags[i], lfirst_int(lc));
 		if (locked)
 			locked = LockAcquire(&g->tags[i], ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
 		g->cfgs[i++] = CatalogGetTableById(lfirst_int(lc));
@@ -1742,7 +898,7 @@ attempt_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt, int attempt, i
 		context_arg.table_name = cfgs[0]->name;
 		context_arg.run_id = g->run_ids[0];
 		SecurityBeginCycle(cfgs[0]);
-		conn = WorkerConnectWarehouse(cfgs[0], cxt);
+		conn = ProcessConnectWarehouse(cfgs[0], cxt);
 		(void) OdbcBeginSnapshot(conn);
 
 		/* schema drift, and step 1 of every member, before any pull */
@@ -1823,7 +979,7 @@ fail_group(WorkerSlot *slot, GroupCycle *g, ErrorData *edata, int failed, int at
 	const char *at = failed >= 0 ? g->cfgs[failed]->name : NULL;
 
 	explain_lock_failure(slot, edata);
-	WorkerScrubError(edata);
+	RedactError(edata);
 	if (failed >= 0)
 		keep_bad_row(at, g->run_ids[failed], edata, cxt);
 	text = describe_error(edata, at ? at : g->name, failed >= 0 ? g->run_ids[failed] : 0);
@@ -1879,12 +1035,12 @@ run_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
 		edata = attempt_group(slot, g, cxt, attempt, &failed);
 		if (edata == NULL)
 			return;
-		if (attempt > max_retries || got_sigterm || got_sigint || !CurrentAttempt->transient)
+		if (attempt > max_retries || ProcessWasSignalled() || !CurrentAttempt->transient)
 		{
 			fail_group(slot, g, edata, failed, attempt, cxt);
 			return;
 		}
-		WorkerScrubError(edata);
+		RedactError(edata);
 		wait_ms = (long) RETRY_FIRST_WAIT_MS << Min(attempt - 1, 10);
 		ereport(LOG,
 				(errmsg("treble_sync cycle of group \"%s\" failed on attempt %d of %d, retrying in %ld ms: %s",
@@ -1900,12 +1056,13 @@ void
 treble_sync_worker_main(Datum main_arg)
 {
 	dsm_segment *seg;
+	shm_toc    *toc;
 	WorkerSlot *slot;
 	TableConfig *cfg;
 	LOCKTAG		tag;
 	MemoryContext cxt;
 
-	worker_start_signals();
+	ProcessStartSignals();
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "treble_sync worker");
 	seg = dsm_attach(DatumGetUInt32(main_arg));
 	if (seg == NULL)
@@ -1913,9 +1070,15 @@ treble_sync_worker_main(Datum main_arg)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("treble_sync worker could not attach to its caller's shared memory"),
 				 errdetail("The caller stopped waiting before the worker started.")));
-	slot = dsm_segment_address(seg);
+	toc = shm_toc_attach(WORKER_SLOT_MAGIC, dsm_segment_address(seg));
+	if (toc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the shared memory segment of a treble_sync worker has a bad magic number")));
+	slot = shm_toc_lookup(toc, WORKER_SLOT_KEY, false);
+	Assert(slot->table_id > 0 && slot->group_id >= 0 && OidIsValid(slot->database_id));
 
-	worker_connect(slot->database_id, slot->session_user_id, slot->user_id);
+	ProcessConnect(slot->database_id, slot->session_user_id, slot->user_id);
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync cycle",
 								ALLOCSET_DEFAULT_SIZES);
 
@@ -1924,7 +1087,7 @@ treble_sync_worker_main(Datum main_arg)
 					PGC_SUSET, PGC_S_SESSION);
 	SetConfigOption("treble_sync.run_retention", psprintf("%d", slot->run_retention),
 					PGC_SUSET, PGC_S_SESSION);
-	set_lock_timeout(slot->lock_timeout);
+	ProcessSetLockTimeout(slot->lock_timeout);
 	SetConfigOption("treble_sync.read_ahead", slot->read_ahead ? "on" : "off",
 					PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", slot->cursor_max_lead),

@@ -1,10 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * worker.h
- *	  Running cycles in background workers, and waiting for them (worker.c).
+ *	  The cycle runner: the background worker that runs one cycle of a
+ *	  table (or a resync, or a repair) in its own transactions, with its
+ *	  retries, and the helpers that load chunks of a first load along with
+ *	  it (worker.c).
  *
- * The SQL entry points (sync.c, verify.c) start cycles only through here;
- * the worker is the only caller of cycle.c's and load.c's machinery.
+ * Nothing calls worker.c: the caller's side (launch.c) registers its
+ * entry points with the postmaster and hands it a WorkerSlot in a DSM
+ * segment.  The runner is the only caller of a cycle's steps (CycleRun,
+ * CycleRunFull, CycleRepairDay, CycleAnalyzeIfChanged), of load.c, and of
+ * ChecksRun and HistoryAfterCycle, and the code that begins and ends a
+ * cycle's transactions (load.c commits between a first load's chunks, on
+ * the runner's behalf).  verify.c reads a cut and a window's bound
+ * through cycle.c too (CycleFreezeCut, CycleWindowBound), in its caller's
+ * transaction.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,35 +23,41 @@
 
 #include "postgres.h"
 
-#include "treble_sync.h"
 #include "fmgr.h"
-#include "postmaster/bgworker.h"
 
-extern int64 WorkerRunCycle(int32 table_id, bool full);
-extern int64 WorkerRunRepair(int32 table_id, Timestamp day);
-extern int64 WorkerRunGroup(int32 group_id, int32 first_table_id);
-extern List *WorkerRunCycles(List *table_ids, int max_parallel);
-extern bool WorkerTryLockTable(int32 table_id);
-extern void WorkerDescribe(BackgroundWorker *bgw, const char *function, const char *name);
-extern void WorkerInitHelper(Oid database_id, Oid session_user_id, Oid user_id,
-							 int lock_timeout);
-extern OdbcConn *WorkerConnectWarehouse(TableConfig *cfg, MemoryContext cxt);
-extern bool WorkerWasSignalled(void);
+#include "lockwait.h"
+#include "progress.h"
+#include "treble_sync.h"
 
 /*
- * Keeping warehouse values out of the errors and log lines of a cycle:
- * around each COPY (stage.c), and for every error stored or logged.
+ * The segment a caller hands its worker: a table of contents under a magic
+ * number of its own ("Trb3"), whose one entry is the WorkerSlot.
  */
-typedef struct WorkerCopyGuard
-{
-	ErrorContextCallback *outer;	/* the error context stack COPY runs without */
-	struct WorkerCopyGuard *previous;	/* a COPY this one runs inside, or NULL */
-} WorkerCopyGuard;
+#define WORKER_SLOT_MAGIC 0x54726233
+#define WORKER_SLOT_KEY 1
 
-extern void WorkerCopyBegin(WorkerCopyGuard *guard);
-extern void WorkerCopyEnd(WorkerCopyGuard *guard);
-extern void WorkerScrubError(ErrorData *edata);
-extern char *WorkerRedactQuoted(const char *message);
+/* What the caller hands the worker, and the run id it hands back. */
+typedef struct WorkerSlot
+{
+	Oid			database_id;
+	Oid			session_user_id;
+	Oid			user_id;
+	int32		table_id;		/* of a group's cycle: its first member */
+	int32		group_id;		/* sync_group(): the group; 0 if none */
+	bool		full;			/* resync(): pull everything, make the copy equal */
+	Timestamp	repair_day;		/* repair(): the event day to refresh; 0 if none */
+	int			freshness_alert;	/* the caller's settings, which the worker */
+	int			run_retention;	/* takes over (a SET does not reach it otherwise) */
+	int			lock_timeout;
+	bool		read_ahead;
+	int			cursor_max_lead;
+	int64		run_id;			/* set by the worker once its run row exists
+								 * (of a group: its group run) */
+	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
+	char		blockers[LOCKWAIT_BLOCKERS_LEN];	/* who the worker last waited for */
+	ProgressState progress;		/* the worker's progress, for NOTICEs */
+} WorkerSlot;
+
 extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
 extern PGDLLEXPORT void treble_sync_chunk_worker_main(Datum main_arg);
 

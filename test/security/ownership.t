@@ -345,8 +345,8 @@ try postgres "SELECT status FROM treble_sync.sync_table('sec_own_h3')"
 check "and so does the copy whose history table is given back" success "$OUT"
 
 # --- the one way to act as the owner: only security.c switches to a
-# registration's owner (catalog.c becomes the extension's owner, worker.c
+# registration's owner (catalog.c becomes the extension's owner, process.c
 # the caller's role), so an entry point added later goes through its check
 src=$(dirname "${BASH_SOURCE[0]}")/../../src
-check "only security.c, catalog.c and worker.c change the current role" "catalog.c security.c worker.c" \
+check "only security.c, catalog.c and process.c change the current role" "catalog.c process.c security.c" \
     "$(grep -l 'SetUserIdAndSecContext\|SetCurrentRoleId\|SetSessionAuthorization' "$src"/*.c | xargs -n1 basename | sort | tr '\n' ' ' | sed 's/ $//')"
