@@ -639,8 +639,9 @@ static char *clickhouse_tls_settings = NULL;
  * later one (std::call_once in its connection.cpp): a second server
  * naming another CA, or asking for verification where the first did not,
  * would be reached with the first one's settings, unverified as far as
- * it is concerned.  Such a connection is refused instead.  Called before
- * the driver is given the connection string.
+ * it is concerned.  Such a connection is refused instead, before its first
+ * statement (the driver sends nothing over the network before one); the
+ * settings of the first connection that got that far are the ones kept.
  */
 static void
 check_clickhouse_tls(OdbcConn *conn, ForeignServer *server)
@@ -698,8 +699,6 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	connstr = OptionConnectionString(server, mapping, DRIVER_UNKNOWN, streaming, &guess);
 	if (guess == DRIVER_SQLITE)
 		conn->sqlite_file = OptionSqliteFile(server);
-	if (guess == DRIVER_CLICKHOUSE)
-		check_clickhouse_tls(conn, server);
 
 	conn->on_reset.func = odbc_release;
 	conn->on_reset.arg = conn;
@@ -734,11 +733,17 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 		conn->connected = false;
 		conn->dbc = SQL_NULL_HDBC;
 		connstr = OptionConnectionString(server, mapping, conn->family, streaming, NULL);
-		if (conn->family == DRIVER_CLICKHOUSE)
-			check_clickhouse_tls(conn, server);
 		odbc_driver_connect(conn, connstr);
 	}
 	memset(connstr, 0, strlen(connstr));
+
+	/*
+	 * The ClickHouse driver reaches the warehouse only at the first
+	 * statement, with the TLS set up by the first connection of the
+	 * process: judge this one's settings now that the driver is known.
+	 */
+	if (conn->family == DRIVER_CLICKHOUSE)
+		check_clickhouse_tls(conn, server);
 
 	if (!superuser_arg(server->owner))
 		check_endpoint(conn, server, guess);
