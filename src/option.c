@@ -229,10 +229,10 @@ static const KnownDriver known_drivers[] = {
  * string and in a DSN's entries alike):
  *
  *	- TLS_FILE: names a file (a CA, a CRL, a client certificate or key, a
- *	  fingerprint list) or hands TLS options to a lower layer (psqlODBC's
- *	  pqopt, whose libpq keywords include sslrootcert, sslcert and
- *	  sslkey).  Only a superuser's server may: the file is opened as the
- *	  database server's OS user.  Where a DBA puts a CA for such a role's
+ *	  fingerprint list).  Only a superuser's server may: the file is opened
+ *	  as the database server's OS user.  (psqlODBC has no such key of its
+ *	  own: libpq's sslrootcert, sslcert and sslkey go through pqopt, which
+ *	  is off the allow-list altogether.)  Where a DBA puts a CA for such a role's
  *	  servers: a system DSN that names it (which the role names by DSN=),
  *	  or where the driver looks by default (docs/security.md).
  *	- TLS_LEVEL: how much is verified, its values listed weakest first; a
@@ -267,7 +267,6 @@ static const TlsSetting tls_settings[] = {
 	/* psqlODBC 13 (copyConnAttributes, getDSNinfo in its dlg_specific.c) */
 	{DRIVER_PSQLODBC, TLS_LEVEL, {"SSLmode"},
 	{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}},
-	{DRIVER_PSQLODBC, TLS_FILE, {"pqopt"}},
 
 	/* MariaDB Connector/ODBC 3.1 (DsnKeys in its ma_dsn.c) */
 	{DRIVER_MARIADB, TLS_LEVEL, {"SSLVERIFY"}, {"0", "1"}},

@@ -5,8 +5,8 @@
 # `.ci/clusters tls`:
 #
 #   - a role that is not a superuser (USAGE on the wrapper) cannot name a
-#     TLS file, under any of a driver's names for it (psqlODBC's pqopt with
-#     sslrootcert, MariaDB's SSLCA, SSLCAPATH, SSLCERT, SSLKEY, SSLCRL,
+#     TLS file, under any of a driver's names for it (psqlODBC's pqopt, which
+#     carries libpq's sslrootcert, is refused as a whole; MariaDB's SSLCA, SSLCAPATH, SSLCERT, SSLKEY, SSLCRL,
 #     SSLCRLPATH, TLSPEERFPLIST and its alias SSLFPLIST): the error says it
 #     names a file; nor through a superuser's server given to it (refused at
 #     connect, nothing copied);
@@ -101,8 +101,8 @@ given() {
 # --- file keys
 PG_DRV="Driver={PostgreSQL Unicode};Server=localhost;Port=$TS_WHTLS_PORT;Database=wh;SSLmode=verify-full"
 MA_DRV="Driver={MariaDB Unicode};Server=localhost;Port=${TS_MARIADB_TLS_PORT:-1};Database=wh;SSLVERIFY=1"
-refused "CREATE SERVER: pqopt={sslrootcert=...} is refused as naming a TLS file" sec_tls_user \
-    "$(create_server f_pq "$PG_DRV;pqopt={sslrootcert=$CA}")" HV00D pqopt "TLS file"
+refused "CREATE SERVER: pqopt={sslrootcert=...} is refused, naming pqopt" sec_tls_user \
+    "$(create_server f_pq "$PG_DRV;pqopt={sslrootcert=$CA}")" HV00D pqopt
 for key in SSLCA SSLCAPATH SSLCERT SSLKEY SSLCRL SSLCRLPATH TLSPEERFPLIST SSLFPLIST; do
     refused "CREATE SERVER: MariaDB's $key is refused as naming a TLS file" sec_tls_user \
         "$(create_server f_$key "$MA_DRV;$key=$CA")" HV00D "$key" "TLS file"
