@@ -102,7 +102,7 @@ given() {
 PG_DRV="Driver={PostgreSQL Unicode};Server=localhost;Port=$TS_WHTLS_PORT;Database=wh;SSLmode=verify-full"
 MA_DRV="Driver={MariaDB Unicode};Server=localhost;Port=${TS_MARIADB_TLS_PORT:-1};Database=wh;SSLVERIFY=1"
 refused "CREATE SERVER: pqopt={sslrootcert=...} is refused, naming pqopt" sec_tls_user \
-    "$(create_server f_pq "$PG_DRV;pqopt={sslrootcert=$CA}")" HV00D pqopt
+    "$(create_server f_pq "$PG_DRV;pqopt={sslrootcert=$CA}")" "HV00D|HV024" pqopt
 for key in SSLCA SSLCAPATH SSLCERT SSLKEY SSLCRL SSLCRLPATH TLSPEERFPLIST SSLFPLIST; do
     refused "CREATE SERVER: MariaDB's $key is refused as naming a TLS file" sec_tls_user \
         "$(create_server f_$key "$MA_DRV;$key=$CA")" HV00D "$key" "TLS file"
