@@ -310,6 +310,39 @@ odbc_error_is_authentication(const char *state, const char *msg)
 }
 
 /*
+ * Did the connection fail on TLS: a certificate that does not verify
+ * (its chain, its host name, its dates), or one side requiring TLS that
+ * the other does not speak?  psqlODBC reports these as 08001, like a
+ * refused connection, and the other drivers as HY000; only the message
+ * tells.  No retry makes a certificate verify, and a connection that asked
+ * for verification must not go on without it: such a failure is never
+ * transient.  Only what names verification or the TLS requirement is
+ * listed: a TLS connection that breaks (libpq's "SSL SYSCALL error: EOF
+ * detected" when the warehouse goes down) stays a lost connection.
+ */
+static bool
+odbc_error_is_tls(const char *msg)
+{
+	static const char *const tls[] = {
+		"certificate verify failed",	/* OpenSSL, through libpq and Poco */
+		"does not match host name",	/* libpq: server certificate for "x" ... */
+		"server does not support SSL",	/* libpq, sslmode require or stronger */
+		"Validation of SSL server certificate failed",	/* MariaDB Connector/C */
+		"self-signed certificate", "self signed certificate",	/* OpenSSL */
+		"unable to get local issuer certificate",
+		"certificate has expired", "certificate is not yet valid",
+		"Hostname mismatch", "hostname mismatch",
+		"Certificate validation error", /* Poco: ClickHouse's driver */
+		"The plain HTTP request was sent to HTTPS port",	/* nginx */
+		"wrong version number", /* OpenSSL: TLS to a plain-text port */
+		"insecure transport are prohibited",	/* require_secure_transport */
+		"tlsv1 alert unknown ca", "sslv3 alert bad certificate",
+	};
+
+	return message_has_any(msg, tls, lengthof(tls));
+}
+
+/*
  * Raise an ERROR for a failed ODBC call, shaped like postgres_fdw's
  * pgfdw_report_error(): the driver's own message is the primary message
  * (the remote text, so errmsg_internal), with a PostgreSQL SQLSTATE mapped
@@ -332,6 +365,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	char		first_state[6] = "HY000";
 	bool		transient;
 	bool		authentication;
+	bool		tls;
 	bool		about_a_value = false;
 
 	/* a call stopped by OdbcCancelRemoteCall(): report the cancel itself */
@@ -384,8 +418,9 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	 * gives the driver's own SQLSTATE.
 	 */
 	authentication = odbc_error_is_authentication(first_state, primary);
-	transient = !authentication && odbc_sqlstate_is_transient(first_state);
-	if (!transient && !authentication && conn && driver_is(conn, DRIVER_CLICKHOUSE) &&
+	tls = odbc_error_is_tls(primary) || odbc_error_is_tls(detail.data);
+	transient = !authentication && !tls && odbc_sqlstate_is_transient(first_state);
+	if (!transient && !authentication && !tls && conn && driver_is(conn, DRIVER_CLICKHOUSE) &&
 		strcmp(first_state, "HY000") == 0 && clickhouse_network_error(primary))
 	{
 		transient = true;
@@ -393,7 +428,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	}
 	AttemptNoteRemoteError(transient);
 	ereport(ERROR,
-			(errcode(authentication ? ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION :
+			(errcode(authentication || tls ? ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION :
 					 odbc_sqlstate_to_errcode(first_state)),
 			 primary && primary[0] != '\0' ?
 			 errmsg_internal("%s", OptionScrubSecret(primary, password)) :
@@ -402,8 +437,10 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 			 errmsg("the ODBC driver returned no diagnostics"),
 			 detail.len > 0 ?
 			 errdetail_internal("%s", OptionScrubSecret(detail.data, password)) : 0,
+			 tls ?
+			 errhint("This is a TLS or certificate problem, and it is not retried: the warehouse's certificate did not verify against the CA the connection names (or its host name is not the one connected to), or one side requires TLS and the other does not use it. See the TLS keys of each driver in docs/warehouses.md.") :
 			 authentication ?
-			 errhint("The warehouse refused the credentials of the user mapping; this is not retried. Check the mapping's user and password (ALTER USER MAPPING ... OPTIONS (SET password '...')).") : 0,
+			 errhint("The warehouse refused the credentials of the user mapping; this is not retried. Check the mapping's user and password (ALTER USER MAPPING ... OPTIONS (SET password '...')); a warehouse that accepts only TLS may refuse a plain-text login the same way.") : 0,
 			 errcontext("%s", operation),
 			 sql ? errcontext("remote SQL command: %s", sql) : 0));
 }
@@ -600,6 +637,47 @@ sqlite_check_encoding(OdbcConn *conn)
 }
 
 /*
+ * The TLS settings of the first HTTPS connection of this process through
+ * the ClickHouse driver (OptionClickHouseTlsSettings), or NULL.
+ */
+static char *clickhouse_tls_settings = NULL;
+
+/*
+ * The ClickHouse driver sets up TLS once per process and keeps the CA,
+ * mode and client certificate of its first HTTPS connection for every
+ * later one (std::call_once in its connection.cpp): a second server
+ * naming another CA, or asking for verification where the first did not,
+ * would be reached with the first one's settings, unverified as far as
+ * it is concerned.  Such a connection is refused instead, before its first
+ * statement (the driver sends nothing over the network before one); the
+ * settings of the first connection that got that far are the ones kept.
+ */
+static void
+check_clickhouse_tls(OdbcConn *conn, ForeignServer *server)
+{
+	char	   *settings = OptionClickHouseTlsSettings(server);
+
+	if (settings == NULL)
+		return;
+	if (clickhouse_tls_settings == NULL)
+	{
+		clickhouse_tls_settings = MemoryContextStrdup(TopMemoryContext, settings);
+		return;
+	}
+	if (strcmp(settings, clickhouse_tls_settings) == 0)
+		return;
+	AttemptNoteRemoteError(false);
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
+			 errmsg("server \"%s\" names other TLS settings than the ClickHouse connection this process made first",
+					server->servername),
+			 errdetail("The ClickHouse ODBC driver sets up TLS once per process, with the SSLMode, CALocation, CertificateFile and PrivateKeyFile of its first HTTPS connection (here: %s), and would use them for this server too.",
+					   clickhouse_tls_settings),
+			 errhint("Give every ClickHouse server of this database the same TLS settings, or use this server from a new session (each cycle runs in a process of its own)."),
+			 errcontext("connecting to warehouse server \"%s\"", conn->server_name)));
+}
+
+/*
  * Open a connection to the warehouse.  The connection is closed when the
  * current memory context is reset or deleted, or by OdbcDisconnect.
  */
@@ -667,6 +745,14 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 		odbc_driver_connect(conn, connstr);
 	}
 	memset(connstr, 0, strlen(connstr));
+
+	/*
+	 * The ClickHouse driver reaches the warehouse only at the first
+	 * statement, with the TLS set up by the first connection of the
+	 * process: judge this one's settings now that the driver is known.
+	 */
+	if (conn->family == DRIVER_CLICKHOUSE)
+		check_clickhouse_tls(conn, server);
 
 	if (!superuser_arg(server->owner))
 		check_endpoint(conn, server, guess);

@@ -223,6 +223,77 @@ static const KnownDriver known_drivers[] = {
 	NULL, NULL},
 };
 
+/*
+ * The TLS settings of each driver family a server not owned by a superuser
+ * may use, under every name the driver reads them by (in a connection
+ * string and in a DSN's entries alike):
+ *
+ *	- TLS_FILE: names a file (a CA, a CRL, a client certificate or key, a
+ *	  fingerprint list).  Only a superuser's server may: the file is opened
+ *	  as the database server's OS user.  (psqlODBC has no such key of its
+ *	  own: libpq's sslrootcert, sslcert and sslkey go through pqopt, which
+ *	  is off the allow-list altogether.)  Where a DBA puts a CA for such a role's
+ *	  servers: a system DSN that names it (which the role names by DSN=),
+ *	  or where the driver looks by default (docs/security.md).
+ *	- TLS_LEVEL: how much is verified, its values listed weakest first; a
+ *	  value not listed is refused (psqlODBC reads SSLmode by its first
+ *	  letters, so a misspelling could mean anything).  Over a system DSN, a
+ *	  connection string may keep or raise the DSN's level, never lower it:
+ *	  the DSN is the administrator's, and the driver lets the connection
+ *	  string's key win.
+ *	- TLS_PINNED: which TLS versions or which certificate fingerprint; a
+ *	  connection string may not change what the DSN sets.
+ *
+ * The ClickHouse driver's (SSLMode, CALocation, CertificateFile,
+ * PrivateKeyFile) are not listed: only a superuser's server may use that
+ * driver at all.
+ */
+typedef enum TlsKind
+{
+	TLS_FILE,
+	TLS_LEVEL,
+	TLS_PINNED
+} TlsKind;
+
+typedef struct TlsSetting
+{
+	DriverFamily family;
+	TlsKind		kind;
+	const char *names[3];		/* its names; NULL-terminated */
+	const char *levels[7];		/* TLS_LEVEL: weakest first; NULL-terminated */
+} TlsSetting;
+
+static const TlsSetting tls_settings[] = {
+	/* psqlODBC 13 (copyConnAttributes, getDSNinfo in its dlg_specific.c) */
+	{DRIVER_PSQLODBC, TLS_LEVEL, {"SSLmode"},
+	{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}},
+
+	/* MariaDB Connector/ODBC 3.1 (DsnKeys in its ma_dsn.c) */
+	{DRIVER_MARIADB, TLS_LEVEL, {"SSLVERIFY"}, {"0", "1"}},
+	{DRIVER_MARIADB, TLS_LEVEL, {"FORCETLS"}, {"0", "1"}},
+	{DRIVER_MARIADB, TLS_PINNED, {"TLSVERSION"}},
+	{DRIVER_MARIADB, TLS_PINNED, {"TLSPEERFP", "SSLFP"}},
+	{DRIVER_MARIADB, TLS_FILE, {"SSLCA"}},
+	{DRIVER_MARIADB, TLS_FILE, {"SSLCAPATH"}},
+	{DRIVER_MARIADB, TLS_FILE, {"SSLCERT"}},
+	{DRIVER_MARIADB, TLS_FILE, {"SSLKEY"}},
+	{DRIVER_MARIADB, TLS_FILE, {"SSLCRL"}},
+	{DRIVER_MARIADB, TLS_FILE, {"SSLCRLPATH"}},
+	{DRIVER_MARIADB, TLS_FILE, {"TLSPEERFPLIST", "SSLFPLIST"}},
+
+	/* MySQL Connector/ODBC 8 */
+	{DRIVER_MYSQL, TLS_LEVEL, {"SSLMODE", "SSL_MODE"},
+	{"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"}},
+	{DRIVER_MYSQL, TLS_LEVEL, {"SSLVERIFY"}, {"0", "1"}},
+	{DRIVER_MYSQL, TLS_FILE, {"SSLCA"}},
+	{DRIVER_MYSQL, TLS_FILE, {"SSLCAPATH"}},
+	{DRIVER_MYSQL, TLS_FILE, {"SSLCERT"}},
+	{DRIVER_MYSQL, TLS_FILE, {"SSLKEY"}},
+	{DRIVER_MYSQL, TLS_FILE, {"SSLCRL"}},
+	{DRIVER_MYSQL, TLS_FILE, {"SSLCRLPATH"}},
+	{DRIVER_MYSQL, TLS_FILE, {"RSAKEY"}},
+};
+
 /* The known driver of a family; NULL for DRIVER_UNKNOWN. */
 static const KnownDriver *
 known_driver(DriverFamily family)
@@ -594,6 +665,69 @@ OptionSqliteFile(ForeignServer *server)
 }
 
 /*
+ * The TLS settings a server gives the ClickHouse driver, as one string
+ * ("SSLMode=...;CALocation=...;CertificateFile=...;PrivateKeyFile=..."),
+ * or NULL if the driver will speak plain HTTP.  That driver (v1.1.10,
+ * SSLInit in its connection.cpp) sets up TLS once per process, with the
+ * settings of its first HTTPS connection, and keeps them for every later
+ * one: odbc.c compares this string across the connections of a process.
+ * It reads a DSN's entries first, then the connection string's keys; the
+ * scheme is Proto's, else Url's, else https when SSLMode is set or the
+ * port is 443 or 8443.  Paths are not secrets: server options are
+ * readable by every role.
+ */
+char *
+OptionClickHouseTlsSettings(ForeignServer *server)
+{
+	static const char *const tls_keys[] = {
+		"SSLMode", "CALocation", "CertificateFile", "PrivateKeyFile"
+	};
+	const char *connstr = FdwServerStringOption(server, "connection_string");
+	const char *dsn = FdwServerStringOption(server, "dsn");
+	List	   *keys = connstr ? parse_connection_string(connstr) : NIL;
+	ConnKey    *dsnkey = find_key(keys, "DSN");
+	StringInfoData settings;
+	const char *proto;
+	const char *url;
+	const char *port;
+	bool		https;
+
+	if (dsnkey)
+		dsn = dsnkey->value;
+
+	/* a key of the connection string, else the DSN's entry, else NULL */
+#define CH_SETTING(name) 	(find_key(keys, (name)) ? find_key(keys, (name))->value : 	 dsn ? data_source_entry(dsn, (name), false) : NULL)
+
+	proto = CH_SETTING("Proto");
+	url = CH_SETTING("Url");
+	port = CH_SETTING("Port");
+	if (proto && proto[0] != '\0')
+		https = pg_strcasecmp(proto, "https") == 0;
+	else if (url && strchr(url, ':') != NULL)
+		https = pg_strncasecmp(url, "https:", 6) == 0;
+	else
+	{
+		const char *sslmode = CH_SETTING("SSLMode");
+
+		https = (sslmode && sslmode[0] != '\0') ||
+			(port && (strcmp(port, "443") == 0 || strcmp(port, "8443") == 0));
+	}
+	if (!https)
+		return NULL;
+
+	initStringInfo(&settings);
+	for (size_t i = 0; i < lengthof(tls_keys); i++)
+	{
+		const char *value = CH_SETTING(tls_keys[i]);
+
+		appendStringInfo(&settings, "%s%s=%s", i > 0 ? ";" : "", tls_keys[i],
+						 value ? value : "");
+	}
+#undef CH_SETTING
+	return settings.data;
+}
+
+/*
  * The family of a driver given by name (registered in odbcinst.ini) or by
  * path: the library that will be loaded decides.
  */
@@ -873,6 +1007,108 @@ vet_endpoint(const KnownDriver *known, List *keys, const char *dsn,
 		*port = p ? pstrdup(p) : NULL;
 }
 
+/* Whether a key is a TLS_FILE setting of any family (tls_settings). */
+static bool
+is_tls_file_key(const char *key)
+{
+	for (size_t i = 0; i < lengthof(tls_settings); i++)
+		if (tls_settings[i].kind == TLS_FILE && key_in(key, tls_settings[i].names))
+			return true;
+	return false;
+}
+
+/* The position of a value among a TLS_LEVEL's levels, or -1. */
+static int
+tls_level(const TlsSetting *setting, const char *value)
+{
+	for (int i = 0; setting->levels[i] != NULL; i++)
+		if (pg_strcasecmp(value, setting->levels[i]) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * The value a system DSN gives a TLS setting, under any of its names, or
+ * NULL.  psqlODBC also hands a DSN's pqopt to libpq, whose sslmode there
+ * counts as the DSN's too.
+ */
+static char *
+dsn_tls_value(const TlsSetting *setting, const char *dsn)
+{
+	char	   *value = NULL;
+
+	for (const char *const *k = setting->names; *k && value == NULL; k++)
+		value = data_source_entry(dsn, *k, true);
+	if (value == NULL && setting->family == DRIVER_PSQLODBC &&
+		setting->kind == TLS_LEVEL)
+	{
+		char	   *pqopt = data_source_entry(dsn, "pqopt", true);
+		char	   *at = pqopt ? strstr(asc_tolower(pqopt, strlen(pqopt)), "sslmode=") : NULL;
+
+		if (at)
+		{
+			at += strlen("sslmode=");
+			value = pnstrdup(at, strcspn(at, " \t"));
+		}
+	}
+	return value;
+}
+
+/*
+ * Judge the TLS settings of a server not owned by a superuser (dsn is the
+ * system DSN it names, or NULL): each level must be one its driver knows
+ * and, over a DSN, no weaker than the DSN's, and what the DSN pins stays
+ * as it is.  A role that may create servers must not be able to turn off
+ * the verification the administrator's DSN asks for (SSLmode=disable,
+ * SSLVERIFY=0 after DSN=...): the driver would take the connection
+ * string's value.  TLS_FILE keys were refused before, with the others not
+ * allowed.
+ */
+static void
+vet_tls(const KnownDriver *known, List *keys, const char *dsn, ForeignServer *server)
+{
+	for (size_t i = 0; i < lengthof(tls_settings); i++)
+	{
+		const TlsSetting *setting = &tls_settings[i];
+		ConnKey    *ck;
+		char	   *dsn_value;
+
+		if (setting->family != known->family || setting->kind == TLS_FILE)
+			continue;
+		ck = setting_key(keys, setting->names, "TLS setting", known, server);
+		if (ck == NULL)
+			continue;
+		if (setting->kind == TLS_LEVEL && tls_level(setting, ck->value) < 0)
+		{
+			StringInfoData levels;
+
+			initStringInfo(&levels);
+			for (int l = 0; setting->levels[l] != NULL; l++)
+				appendStringInfo(&levels, "%s%s", l > 0 ? ", " : "", setting->levels[l]);
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("the value of connection string key \"%s\" is not one %s knows",
+							ck->key, known->name),
+					 vet_detail(server),
+					 errhint("Use one of: %s.", levels.data)));
+		}
+		dsn_value = dsn ? dsn_tls_value(setting, dsn) : NULL;
+		if (dsn_value == NULL)
+			continue;
+		if (setting->kind == TLS_LEVEL
+			? tls_level(setting, ck->value) < tls_level(setting, dsn_value) ||
+			tls_level(setting, dsn_value) < 0
+			: pg_strcasecmp(ck->value, dsn_value) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("connection string key \"%s\" would weaken the TLS settings of data source \"%s\"",
+							ck->key, dsn),
+					 vet_detail(server),
+					 errhint("The data source sets %s=%s; a server owned by a role that is not a superuser may keep that or ask for more verification, not less.",
+							 setting->names[0], dsn_value)));
+	}
+}
+
 /* The keys a family allows, for a hint. */
 static char *
 allowed_key_names(const KnownDriver *known)
@@ -923,6 +1159,13 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
 						 vet_detail(server)));
 		}
 		check_narrows_safely(ck->value, psprintf("connection string key \"%s\"", ck->key));
+		if (is_tls_file_key(ck->key))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("connection string key \"%s\" names a TLS file, which only a server owned by a superuser may do",
+							ck->key),
+					 vet_detail(server),
+					 errhint("A CA file, certificate or key is opened as the database server's operating-system user. Name a system DSN in which the administrator gives the CA, or rely on the driver's default CA locations (see \"TLS\" in docs/security.md).")));
 		for (const char *c = ck->value; *c; c++)
 			if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '/')
 				ereport(ERROR,
@@ -995,6 +1238,7 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
 					 errhint("Drivers read braces differently; a server owned by a role that is not a superuser may brace only Driver.")));
 	}
 
+	vet_tls(known, keys, driver ? NULL : (dsnkey ? dsnkey->value : dsn_option), server);
 	vet_endpoint(known, keys, driver ? NULL : (dsnkey ? dsnkey->value : dsn_option),
 				 server, host, port);
 	return family;

@@ -42,6 +42,7 @@ extern char *OptionConnectionString(ForeignServer *server, UserMapping *mapping,
 									DriverFamily family, bool streaming,
 									DriverFamily *used);
 extern DriverFamily OptionDriverFamilyOfLibrary(const char *library);
+extern char *OptionClickHouseTlsSettings(ForeignServer *server);
 extern bool OptionSettingsMissing(ForeignServer *server, DriverFamily family,
 								  bool streaming);
 extern const char *OptionMappingPassword(UserMapping *mapping);

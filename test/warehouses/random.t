@@ -328,7 +328,7 @@ DECLARE
                                            ELSE 'treble_test.wh_odbc' END);
 BEGIN
     EXECUTE format('CREATE SERVER w FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)', conn);
-    -- a file takes no login; the test ClickHouse engine has none
+    -- a file takes no login; ClickHouse's default user has none (its reader has: cycle.t, tls.t)
     IF '$W' IN ('sqlite', 'clickhouse') THEN
         CREATE USER MAPPING FOR CURRENT_USER SERVER w;
     ELSE
