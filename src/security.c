@@ -195,6 +195,42 @@ SecurityCheckCopyOwner(TableConfig *cfg)
 }
 
 /*
+ * A relation the extension reads as the registration's owner that is not
+ * the copy or its history table: a references check's table.  Whoever owns
+ * it can put code on it that runs with the privileges of whoever reads it
+ * (a row-level policy, a view's functions), so its owner must already have
+ * the privileges of the registration's owner (be that role, a role it is
+ * granted to, or a superuser): such a role's code gains nothing by running
+ * as the owner.  The relation is locked first (AccessShareLock, which ALTER
+ * TABLE ... OWNER TO waits for), so the owner checked stays its owner until
+ * the end of the transaction.  Checked by add_check and again in every
+ * cycle, since a table can change hands after the check was added.  A
+ * relation that no longer exists is left to the caller.
+ */
+void
+SecurityCheckReadAsOwner(TableConfig *cfg, Oid relid)
+{
+	Oid			relowner;
+
+	Assert(IsTransactionState());
+	Assert(OidIsValid(cfg->owner));
+	LockRelationOid(relid, AccessShareLock);
+	relowner = SecurityRelationOwner(relid);
+	if (!OidIsValid(relowner) || relowner == cfg->owner ||
+		has_privs_of_role(relowner, cfg->owner))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("the reference table %s of a check of \"%s\" is owned by role \"%s\", which does not have the privileges of the registration's owner \"%s\"",
+					LocalTableName(relid), cfg->name,
+					GetUserNameFromId(relowner, true), GetUserNameFromId(cfg->owner, true)),
+			 errdetail("The check reads it as the registration's owner, so a policy or function its owner put on it would run as that role."),
+			 errhint("ALTER TABLE %s OWNER TO %s, or reference a table of that role.",
+					 LocalTableName(relid),
+					 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
+}
+
+/*
  * Settings that change what a statement of the extension means or what it
  * writes: how values are read and written as text (COPY text from the
  * warehouse, the catalog's texts, a trigger's), whether triggers fire and
