@@ -176,6 +176,7 @@ static const char *const mysql_dsn_refused[] = {
 
 #define MYSQL_OPTION_NAMED_PIPE 8192
 #define MYSQL_OPTION_USE_MYCNF	65536
+#define MYSQL_OPTION_TRACE		4	/* MariaDB: MADB_OPT_FLAG_DEBUG */
 
 static const DriverEndpoint mariadb_endpoint = {
 	mysql_host, mysql_port, mysql_host, mysql_port, mysql_dsn_refused, false
@@ -785,6 +786,48 @@ vet_dsn_endpoint(const KnownDriver *known, const char *dsn, ForeignServer *serve
 }
 
 /*
+ * Refuse a data source that turns on the trace of MariaDB Connector/ODBC
+ * (or of MySQL's, whose bit 4 was its debug log).  The driver (3.1, always
+ * built with its trace) then writes every call, statement and the
+ * connection strings it is given to maodbc.log in the home directory of the
+ * database server's OS user, and only bit 4 of OPTIONS (alias OPTION) sets
+ * it.  As for psqlODBC's logs, only a superuser's connection string may
+ * decide it: the driver reads a connection string's OPTIONS after the data
+ * source's, so a superuser's server that gives OPTIONS is left alone (a
+ * server of another role cannot give it).  The driver reads the data
+ * source's OPTIONS only when the connection string set no option bit of its
+ * own (FORWARDONLY=1, which the worker appends, hides it; FORWARDONLY=0
+ * does not), which is no defence: the entry is judged, not the accident.
+ * system_only: a server not owned by a superuser may only name a system
+ * DSN, which is what the driver then reads.
+ */
+static void
+check_dsn_trace(DriverFamily family, List *keys, const char *dsn, bool system_only,
+				ForeignServer *server)
+{
+	static const char *const option_keys[] = {"OPTIONS", "OPTION", NULL};
+
+	if (dsn == NULL || (family != DRIVER_MARIADB && family != DRIVER_MYSQL) ||
+		find_key(keys, "OPTIONS") != NULL || find_key(keys, "OPTION") != NULL)
+		return;
+	for (const char *const *k = option_keys; *k; k++)
+	{
+		char	   *bits = data_source_entry(dsn, *k, system_only);
+
+		if (bits && (strtoul(bits, NULL, 10) & MYSQL_OPTION_TRACE) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("entry \"%s\" of data source \"%s\" turns on the trace of %s",
+							*k, dsn, known_driver(family)->name),
+					 server ? errdetail("The driver would write every statement and the connection string to maodbc.log in the home directory of the database server's operating-system user (server \"%s\").",
+										server->servername)
+					 : errdetail("The driver would write every statement and the connection string to maodbc.log in the home directory of the database server's operating-system user."),
+					 errhint("Clear bit 4 of %s in the data source; a server owned by a superuser may instead give OPTIONS in its connection string, which the driver reads after the data source.",
+							 *k)));
+	}
+}
+
+/*
  * Judge the endpoint a server not owned by a superuser makes the driver use,
  * read the way the driver reads it: a DSN's entries first (dsn is NULL for
  * a Driver= string), then the connection string's keys, every name of a
@@ -995,6 +1038,8 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
 					 errhint("Drivers read braces differently; a server owned by a role that is not a superuser may brace only Driver.")));
 	}
 
+	check_dsn_trace(family, keys, driver ? NULL : (dsnkey ? dsnkey->value : dsn_option),
+					true, server);
 	vet_endpoint(known, keys, driver ? NULL : (dsnkey ? dsnkey->value : dsn_option),
 				 server, host, port);
 	return family;
@@ -1231,7 +1276,13 @@ OptionConnectionString(ForeignServer *server, UserMapping *mapping,
 	keys = connstr ? parse_connection_string(connstr) : NIL;
 	check_no_credentials(keys);
 	if (superuser_owned)
+	{
+		ConnKey    *dsnkey = find_key(keys, "DSN");
+
 		resolved = resolve_family(keys, dsn);
+		if (find_key(keys, "Driver") == NULL)
+			check_dsn_trace(resolved, keys, dsnkey ? dsnkey->value : dsn, false, server);
+	}
 	else
 		resolved = vet_connection(keys, dsn, server, &vetted_host, &vetted_port);
 	if (family == DRIVER_UNKNOWN)
