@@ -263,6 +263,9 @@ OptionDriverFamilyOfLibrary(const char *library)
  * Reading a connection string
  * ------------------------------------------------------------------------
  */
+/* the longest connection string read: SQLDriverConnect's SQLSMALLINT */
+#define CONNSTR_MAX_BYTES 32767
+
 typedef struct ConnKey
 {
 	char	   *key;			/* without surrounding spaces */
@@ -284,6 +287,18 @@ parse_connection_string(const char *connstr)
 	List	   *result = NIL;
 	const char *p = connstr;
 
+	/*
+	 * Any role may call the validator with any string: one of a few hundred
+	 * kilobytes must not tie a backend up (vet_connection compares every key
+	 * with every other).  ODBC gives a connection string's length as a
+	 * SQLSMALLINT, so a longer one could never be used anyway.
+	 */
+	if (strlen(connstr) > CONNSTR_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a connection string may not be longer than %d bytes", CONNSTR_MAX_BYTES),
+				 errdetail("ODBC passes the length of a connection string as a 16-bit number.")));
+
 	while (*p)
 	{
 		const char *start;
@@ -291,6 +306,7 @@ parse_connection_string(const char *connstr)
 		ConnKey    *ck;
 		StringInfoData value;
 
+		CHECK_FOR_INTERRUPTS();
 		while (*p == ';' || *p == ' ')
 			p++;
 		if (*p == '\0')
@@ -953,6 +969,7 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
 	{
 		ConnKey    *ck = lfirst(lc);
 
+		CHECK_FOR_INTERRUPTS();
 		foreach(lc2, keys)
 		{
 			ConnKey    *other = lfirst(lc2);
