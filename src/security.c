@@ -22,6 +22,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_class.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -137,6 +138,31 @@ require_owned(TableConfig *cfg, Oid relid, bool history)
 }
 
 /*
+ * Error unless a partition or inheritance child of the copy (or of its
+ * history table, for history) is owned by the registration's owner, for
+ * the same reason as require_owned: the extension's writes to the parent
+ * reach it, and run its triggers and index expressions as the owner.
+ */
+static void
+require_child_owned(TableConfig *cfg, Oid child, Oid parent, bool history)
+{
+	Oid			relowner = SecurityRelationOwner(child);
+
+	if (!OidIsValid(relowner) || relowner == cfg->owner)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("table %s, a partition or child of the %s of \"%s\", is owned by role \"%s\", not by the registration's owner \"%s\"",
+					LocalTableName(child), history ? "history table" : "local table", cfg->name,
+					GetUserNameFromId(relowner, true), GetUserNameFromId(cfg->owner, true)),
+			 errdetail("A cycle writes into %s as the registration's owner, and the writes reach its partitions and children.",
+					   LocalTableName(parent)),
+			 errhint("ALTER TABLE %s OWNER TO %s, or detach it.",
+					 LocalTableName(child),
+					 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
+}
+
+/*
  * The owner rule, checked where the owner is become: every relation of a
  * registration the extension acts on as its owner (the local table and,
  * while it keeps history, the history table) must still be that owner's.
@@ -162,6 +188,9 @@ check_owned_locked(TableConfig *cfg, bool wait)
 	relids[1] = cfg->keep_history != NULL ? cfg->history_relid : InvalidOid;
 	for (size_t i = 0; i < lengthof(relids); i++)
 	{
+		List	   *tree;
+		ListCell   *lc;
+
 		if (!OidIsValid(relids[i]))
 			continue;
 		if (wait)
@@ -169,6 +198,27 @@ check_owned_locked(TableConfig *cfg, bool wait)
 		else if (!ConditionalLockRelationOid(relids[i], AccessShareLock))
 			AcceptInvalidationMessages();
 		require_owned(cfg, relids[i], i == 1);
+
+		/*
+		 * Its partitions and inheritance children, at every level: the
+		 * rows written into a partitioned copy are stored in them, and an
+		 * UPDATE or DELETE of a parent reaches its children, so their
+		 * triggers and index expressions run as the writer too.
+		 * find_all_inheritors locks each (the relation itself first, held
+		 * already); a reader takes each lock only if it is free at once.
+		 */
+		tree = find_all_inheritors(relids[i], wait ? AccessShareLock : NoLock, NULL);
+		foreach(lc, tree)
+		{
+			Oid			child = lfirst_oid(lc);
+
+			CHECK_FOR_INTERRUPTS();
+			if (child == relids[i])
+				continue;
+			if (!wait && !ConditionalLockRelationOid(child, AccessShareLock))
+				AcceptInvalidationMessages();
+			require_child_owned(cfg, child, relids[i], i == 1);
+		}
 	}
 }
 
@@ -192,6 +242,18 @@ SecurityCheckCopyOwner(TableConfig *cfg)
 	require_owned(cfg, cfg->local_relid, false);
 	if (cfg->keep_history != NULL && OidIsValid(cfg->history_relid))
 		require_owned(cfg, cfg->history_relid, true);
+	for (int i = 0; i < 2; i++)
+	{
+		Oid			parent = i == 0 ? cfg->local_relid
+			: (cfg->keep_history != NULL ? cfg->history_relid : InvalidOid);
+		ListCell   *lc;
+
+		if (!OidIsValid(parent) || !OidIsValid(SecurityRelationOwner(parent)))
+			continue;
+		foreach(lc, find_all_inheritors(parent, NoLock, NULL))
+			if (lfirst_oid(lc) != parent)
+				require_child_owned(cfg, lfirst_oid(lc), parent, i == 1);
+	}
 }
 
 /*
