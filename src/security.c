@@ -198,6 +198,8 @@ check_owned_locked(TableConfig *cfg, bool wait)
 		else if (!ConditionalLockRelationOid(relids[i], AccessShareLock))
 			AcceptInvalidationMessages();
 		require_owned(cfg, relids[i], i == 1);
+		if (!OidIsValid(SecurityRelationOwner(relids[i])))
+			continue;			/* dropped: left to the caller */
 
 		/*
 		 * Its partitions and inheritance children, at every level: the

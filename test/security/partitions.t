@@ -31,39 +31,19 @@ sq >/dev/null <<'SQL'
 GRANT treble_sync_admin TO sec_part_a;
 GRANT CREATE ON SCHEMA public TO sec_part_a, sec_part_thief;
 GRANT USAGE ON FOREIGN SERVER wh TO sec_part_a;
-CREATE TABLE public.sec_part_private (s text);
-INSERT INTO public.sec_part_private VALUES ('private-of-a');
 SQL
-sq -c "ALTER TABLE public.sec_part_private OWNER TO sec_part_a" >/dev/null
 map_reader sec_part_a wh >/dev/null
 whq -c "DROP TABLE IF EXISTS sec_part_t" \
     -c "CREATE TABLE sec_part_t (id int PRIMARY KEY, v text, synced_at timestamp)" \
     -c "INSERT INTO sec_part_t SELECT g, 'v' || g, '2026-11-28' FROM generate_series(1, 20) g"
-as sec_part_thief >/dev/null <<'SQL'
-CREATE TABLE public.sec_part_loot (who text, s text);
-GRANT INSERT ON public.sec_part_loot TO PUBLIC;
-CREATE SEQUENCE public.sec_part_thefts;
-GRANT USAGE ON SEQUENCE public.sec_part_thefts TO PUBLIC;
-CREATE FUNCTION public.sec_part_steal() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO public.sec_part_loot SELECT current_user, s FROM public.sec_part_private;
-    PERFORM pg_catalog.nextval('public.sec_part_thefts');
-    RETURN coalesce(NEW, OLD);
-EXCEPTION WHEN insufficient_privilege THEN
-    RETURN coalesce(NEW, OLD);
-END $$;
-SQL
-looted() {
-    sq -c "SELECT (SELECT count(*) FROM public.sec_part_loot)
-                  + (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.sec_part_thefts)"
-}
+plant_thief sec_part sec_part_a sec_part_thief
 # give TABLE: a superuser gives it to the thief, who plants row triggers
 give() {
     sq -c "ALTER TABLE $1 OWNER TO sec_part_thief" >/dev/null
     as sec_part_thief >/dev/null <<SQL
 GRANT ALL ON $1 TO sec_part_a;
 CREATE TRIGGER sec_part_steal BEFORE INSERT OR UPDATE OR DELETE ON $1
-    FOR EACH ROW EXECUTE FUNCTION public.sec_part_steal();
+    FOR EACH ROW EXECUTE FUNCTION public.sec_part_steal_t();
 SQL
 }
 take_back() {
@@ -85,7 +65,7 @@ refused_all() {
     done
     refused "$what: verify is refused" sec_part_a \
         "SELECT count(*) FROM treble_sync.verify('$name', since => '2026-11-01')" 42501 "owned by" sec_part_thief
-    check "$what: and nothing ran as the owner: the thief's loot is empty" 0 "$(looted)"
+    check "$what: and nothing ran as the owner: the thief's loot is empty" 0 "$(looted sec_part)"
 }
 
 # --- a partitioned copy, two levels
@@ -133,7 +113,7 @@ refused_all "an inheritance child of the history table given away" sec_part_h
 refused "an inheritance child of the history table given away: rewind is refused" sec_part_a \
     "SELECT status FROM treble_sync.rewind('sec_part_h', (SELECT watermark::timestamptz FROM treble_sync.tables WHERE name = 'sec_part_h') - interval '1 hour')" \
     42501 "owned by" sec_part_thief
-check "and nothing ran as the owner: the thief's loot is empty" 0 "$(looted)"
+check "and nothing ran as the owner: the thief's loot is empty" 0 "$(looted sec_part)"
 take_back public.sec_part_hh_kid
 try sec_part_a "SELECT status FROM treble_sync.sync_table('sec_part_h')"
 check "given back, the cycle runs again" success "$OUT"

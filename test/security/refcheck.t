@@ -38,45 +38,24 @@ whq -c "DROP TABLE IF EXISTS sec_ref_t" \
 accepted "the owner registers a table" sec_ref_a \
     "SET client_min_messages = warning; SELECT name FROM treble_sync.add_table('sec_ref_t', 'wh', key_columns => '{id}')"
 
-# the owner's private table, the thief's loot and a function that steals
-# it into the loot when it runs as the owner (a sequence counts each theft,
-# since a failed cycle rolls the loot back)
-sq >/dev/null <<'SQL'
-CREATE TABLE public.sec_ref_private (s text);
-INSERT INTO public.sec_ref_private VALUES ('private-of-a');
-ALTER TABLE public.sec_ref_private OWNER TO sec_ref_a;
-SQL
+# the owner's private table, and the thief's loot and a function that
+# steals it into the loot when it runs as the owner
+plant_thief sec_ref sec_ref_a sec_ref_thief
+# a dimension table of the thief's own, readable by the owner, with a
+# policy that steals
 as sec_ref_thief >/dev/null <<'SQL'
-CREATE TABLE public.sec_ref_loot (who text, s text);
-GRANT INSERT ON public.sec_ref_loot TO PUBLIC;
-CREATE SEQUENCE public.sec_ref_thefts;
-GRANT USAGE ON SEQUENCE public.sec_ref_thefts TO PUBLIC;
-CREATE FUNCTION public.sec_ref_steal() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO public.sec_ref_loot SELECT current_user, s FROM public.sec_ref_private;
-    PERFORM pg_catalog.nextval('public.sec_ref_thefts');
-    RETURN true;
-EXCEPTION WHEN insufficient_privilege THEN
-    RETURN true;
-END $$;
--- a dimension table of the thief's own, readable by the owner, with a
--- policy that steals
 CREATE TABLE public.sec_ref_theirs (dim int);
 INSERT INTO public.sec_ref_theirs VALUES (10), (20);
 GRANT SELECT ON public.sec_ref_theirs TO sec_ref_a;
 ALTER TABLE public.sec_ref_theirs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY sec_ref_steal ON public.sec_ref_theirs USING (public.sec_ref_steal());
 SQL
-looted() {
-    sq -c "SELECT (SELECT count(*) FROM public.sec_ref_loot)
-                  + (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.sec_ref_thefts)"
-}
 
 # --- add_check
 refused "add_check refuses a reference table of another role the owner may read" sec_ref_a \
     "SELECT treble_sync.add_check('sec_ref_t', 'references', column_name => 'dim', ref_table => 'public.sec_ref_theirs', ref_column => 'dim')" \
     42501 sec_ref_thief sec_ref_theirs
-check "and nothing ran as the owner" 0 "$(looted)"
+check "and nothing ran as the owner" 0 "$(looted sec_ref)"
 
 sq >/dev/null <<'SQL'
 CREATE TABLE public.sec_ref_su (dim int);
@@ -116,7 +95,7 @@ for who in sec_ref_a postgres; do
         diag "$OUT"
         diag "$ERR"
     fi
-    check "and nothing ran as the owner: the thief's loot is empty" 0 "$(looted)"
+    check "and nothing ran as the owner: the thief's loot is empty" 0 "$(looted sec_ref)"
 done
 check "the copy did not take the row" 2 "$(sq -c "SELECT count(*) FROM public.sec_ref_t")"
 
@@ -125,4 +104,4 @@ sq -c "ALTER TABLE public.sec_ref_dim OWNER TO sec_ref_a" -c "DROP POLICY sec_re
     -c "ALTER TABLE public.sec_ref_dim DISABLE ROW LEVEL SECURITY" >/dev/null
 try sec_ref_a "SELECT status, rows_inserted FROM treble_sync.sync_table('sec_ref_t')"
 check "given back, the cycle succeeds" "success|1" "$OUT"
-check "and nothing was ever stolen" 0 "$(looted)"
+check "and nothing was ever stolen" 0 "$(looted sec_ref)"
