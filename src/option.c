@@ -447,6 +447,40 @@ check_narrows_safely(const char *value, const char *what)
 }
 
 /*
+ * Whether a URL (or a URL's path) carries a credential: a userinfo part
+ * (user[:password]@host, which the ClickHouse driver reads from its Url)
+ * or a query parameter named user or password (which ClickHouse's HTTP
+ * interface reads from the query string).
+ */
+static bool
+url_has_credentials(const char *url)
+{
+	const char *scheme = strstr(url, "://");
+	const char *query;
+
+	if (scheme != NULL)
+	{
+		const char *authority = scheme + 3;
+		size_t		len = strcspn(authority, "/?#");
+
+		if (memchr(authority, '@', len) != NULL)
+			return true;
+	}
+	query = strchr(url, '?');
+	while (query != NULL)
+	{
+		const char *name = query + 1;
+		size_t		len = strcspn(name, "=&#");
+
+		if ((len == 4 && pg_strncasecmp(name, "user", 4) == 0) ||
+			(len == 8 && pg_strncasecmp(name, "password", 8) == 0))
+			return true;
+		query = strchr(name, '&');
+	}
+	return false;
+}
+
+/*
  * Refuse credentials in a server's connection string: server options are
  * readable by every role (pg_foreign_server.srvoptions), so they belong in
  * a user mapping.  Applies to every server, superuser-owned or not.
@@ -470,6 +504,8 @@ check_no_credentials(List *keys)
 
 			bad = strstr(lower, "password") != NULL || strstr(lower, "passfile") != NULL;
 		}
+		if (!bad && (pg_strcasecmp(ck->key, "Url") == 0 || pg_strcasecmp(ck->key, "Path") == 0))
+			bad = url_has_credentials(ck->value);
 		if (bad)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
