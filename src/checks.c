@@ -56,6 +56,23 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 	values[2] = Int64GetDatum(result->rows_inserted + result->rows_updated + result->rows_deleted);
 
 	SPI_connect();
+
+	/* the references checks' tables are read as the owner: who owns them? */
+	if (SPI_execute_with_args("SELECT c.ref_table::pg_catalog.oid FROM treble_sync.checks c"
+							  " WHERE c.table_id OPERATOR(pg_catalog.=) $1"
+							  " AND c.kind OPERATOR(pg_catalog.=) 'references'"
+							  " AND c.ref_table IS NOT NULL ORDER BY c.check_id",
+							  1, types, values, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the checks of \"%s\"", cfg->name);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		ref = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		Assert(!isnull);
+		SecurityCheckReadAsOwner(cfg, DatumGetObjectId(ref));
+	}
+
 	if (SPI_execute_with_args("SELECT pg_catalog.jsonb_agg(r)::pg_catalog.text,"
 							  " pg_catalog.string_agg(r.kind OPERATOR(pg_catalog.||) ' check ' OPERATOR(pg_catalog.||) r.check_id"
 							  "  OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) r.observed, '; ')"
@@ -211,6 +228,8 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 						 errmsg("permission denied for table %s", get_rel_name(ref)),
 						 errdetail("Checks run in the cycle, as the owner of \"%s\", role \"%s\", which needs SELECT on it.",
 								   cfg->name, GetUserNameFromId(cfg->owner, false))));
+			/* and no other role's code on it may run as the owner */
+			SecurityCheckReadAsOwner(cfg, ref);
 		}
 	}
 	else if (strcmp(kind, "unique") == 0 || strcmp(kind, "not_null") == 0)

@@ -176,6 +176,7 @@ static const char *const mysql_dsn_refused[] = {
 
 #define MYSQL_OPTION_NAMED_PIPE 8192
 #define MYSQL_OPTION_USE_MYCNF	65536
+#define MYSQL_OPTION_TRACE		4	/* MariaDB: MADB_OPT_FLAG_DEBUG */
 
 static const DriverEndpoint mariadb_endpoint = {
 	mysql_host, mysql_port, mysql_host, mysql_port, mysql_dsn_refused, false
@@ -333,6 +334,9 @@ OptionDriverFamilyOfLibrary(const char *library)
  * Reading a connection string
  * ------------------------------------------------------------------------
  */
+/* the longest connection string read: SQLDriverConnect's SQLSMALLINT */
+#define CONNSTR_MAX_BYTES 32767
+
 typedef struct ConnKey
 {
 	char	   *key;			/* without surrounding spaces */
@@ -354,6 +358,18 @@ parse_connection_string(const char *connstr)
 	List	   *result = NIL;
 	const char *p = connstr;
 
+	/*
+	 * Any role may call the validator with any string: one of a few hundred
+	 * kilobytes must not tie a backend up (vet_connection compares every key
+	 * with every other).  ODBC gives a connection string's length as a
+	 * SQLSMALLINT, so a longer one could never be used anyway.
+	 */
+	if (strlen(connstr) > CONNSTR_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a connection string may not be longer than %d bytes", CONNSTR_MAX_BYTES),
+				 errdetail("ODBC passes the length of a connection string as a 16-bit number.")));
+
 	while (*p)
 	{
 		const char *start;
@@ -361,6 +377,7 @@ parse_connection_string(const char *connstr)
 		ConnKey    *ck;
 		StringInfoData value;
 
+		CHECK_FOR_INTERRUPTS();
 		while (*p == ';' || *p == ' ')
 			p++;
 		if (*p == '\0')
@@ -501,6 +518,40 @@ check_narrows_safely(const char *value, const char *what)
 }
 
 /*
+ * Whether a URL (or a URL's path) carries a credential: a userinfo part
+ * (user[:password]@host, which the ClickHouse driver reads from its Url)
+ * or a query parameter named user or password (which ClickHouse's HTTP
+ * interface reads from the query string).
+ */
+static bool
+url_has_credentials(const char *url)
+{
+	const char *scheme = strstr(url, "://");
+	const char *query;
+
+	if (scheme != NULL)
+	{
+		const char *authority = scheme + 3;
+		size_t		len = strcspn(authority, "/?#");
+
+		if (memchr(authority, '@', len) != NULL)
+			return true;
+	}
+	query = strchr(url, '?');
+	while (query != NULL)
+	{
+		const char *name = query + 1;
+		size_t		len = strcspn(name, "=&#");
+
+		if ((len == 4 && pg_strncasecmp(name, "user", 4) == 0) ||
+			(len == 8 && pg_strncasecmp(name, "password", 8) == 0))
+			return true;
+		query = strchr(name, '&');
+	}
+	return false;
+}
+
+/*
  * Refuse credentials in a server's connection string: server options are
  * readable by every role (pg_foreign_server.srvoptions), so they belong in
  * a user mapping.  Applies to every server, superuser-owned or not.
@@ -524,6 +575,8 @@ check_no_credentials(List *keys)
 
 			bad = strstr(lower, "password") != NULL || strstr(lower, "passfile") != NULL;
 		}
+		if (!bad && (pg_strcasecmp(ck->key, "Url") == 0 || pg_strcasecmp(ck->key, "Path") == 0))
+			bad = url_has_credentials(ck->value);
 		if (bad)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
@@ -919,6 +972,48 @@ vet_dsn_endpoint(const KnownDriver *known, const char *dsn, ForeignServer *serve
 }
 
 /*
+ * Refuse a data source that turns on the trace of MariaDB Connector/ODBC
+ * (or of MySQL's, whose bit 4 was its debug log).  The driver (3.1, always
+ * built with its trace) then writes every call, statement and the
+ * connection strings it is given to maodbc.log in the home directory of the
+ * database server's OS user, and only bit 4 of OPTIONS (alias OPTION) sets
+ * it.  As for psqlODBC's logs, only a superuser's connection string may
+ * decide it: the driver reads a connection string's OPTIONS after the data
+ * source's, so a superuser's server that gives OPTIONS is left alone (a
+ * server of another role cannot give it).  The driver reads the data
+ * source's OPTIONS only when the connection string set no option bit of its
+ * own (FORWARDONLY=1, which the worker appends, hides it; FORWARDONLY=0
+ * does not), which is no defence: the entry is judged, not the accident.
+ * system_only: a server not owned by a superuser may only name a system
+ * DSN, which is what the driver then reads.
+ */
+static void
+check_dsn_trace(DriverFamily family, List *keys, const char *dsn, bool system_only,
+				ForeignServer *server)
+{
+	static const char *const option_keys[] = {"OPTIONS", "OPTION", NULL};
+
+	if (dsn == NULL || (family != DRIVER_MARIADB && family != DRIVER_MYSQL) ||
+		find_key(keys, "OPTIONS") != NULL || find_key(keys, "OPTION") != NULL)
+		return;
+	for (const char *const *k = option_keys; *k; k++)
+	{
+		char	   *bits = data_source_entry(dsn, *k, system_only);
+
+		if (bits && (strtoul(bits, NULL, 10) & MYSQL_OPTION_TRACE) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("entry \"%s\" of data source \"%s\" turns on the trace of %s",
+							*k, dsn, known_driver(family)->name),
+					 server ? errdetail("The driver would write every statement and the connection string to maodbc.log in the home directory of the database server's operating-system user (server \"%s\").",
+										server->servername)
+					 : errdetail("The driver would write every statement and the connection string to maodbc.log in the home directory of the database server's operating-system user."),
+					 errhint("Clear bit 4 of %s in the data source; a server owned by a superuser may instead give OPTIONS in its connection string, which the driver reads after the data source.",
+							 *k)));
+	}
+}
+
+/*
  * Judge the endpoint a server not owned by a superuser makes the driver use,
  * read the way the driver reads it: a DSN's entries first (dsn is NULL for
  * a Driver= string), then the connection string's keys, every name of a
@@ -1146,6 +1241,7 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
 	{
 		ConnKey    *ck = lfirst(lc);
 
+		CHECK_FOR_INTERRUPTS();
 		foreach(lc2, keys)
 		{
 			ConnKey    *other = lfirst(lc2);
@@ -1239,6 +1335,8 @@ vet_connection(List *keys, const char *dsn_option, ForeignServer *server,
 	}
 
 	vet_tls(known, keys, driver ? NULL : (dsnkey ? dsnkey->value : dsn_option), server);
+	check_dsn_trace(family, keys, driver ? NULL : (dsnkey ? dsnkey->value : dsn_option),
+					true, server);
 	vet_endpoint(known, keys, driver ? NULL : (dsnkey ? dsnkey->value : dsn_option),
 				 server, host, port);
 	return family;
@@ -1475,7 +1573,13 @@ OptionConnectionString(ForeignServer *server, UserMapping *mapping,
 	keys = connstr ? parse_connection_string(connstr) : NIL;
 	check_no_credentials(keys);
 	if (superuser_owned)
+	{
+		ConnKey    *dsnkey = find_key(keys, "DSN");
+
 		resolved = resolve_family(keys, dsn);
+		if (find_key(keys, "Driver") == NULL)
+			check_dsn_trace(resolved, keys, dsnkey ? dsnkey->value : dsn, false, server);
+	}
 	else
 		resolved = vet_connection(keys, dsn, server, &vetted_host, &vetted_port);
 	if (family == DRIVER_UNKNOWN)

@@ -22,6 +22,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_class.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -137,6 +138,31 @@ require_owned(TableConfig *cfg, Oid relid, bool history)
 }
 
 /*
+ * Error unless a partition or inheritance child of the copy (or of its
+ * history table, for history) is owned by the registration's owner, for
+ * the same reason as require_owned: the extension's writes to the parent
+ * reach it, and run its triggers and index expressions as the owner.
+ */
+static void
+require_child_owned(TableConfig *cfg, Oid child, Oid parent, bool history)
+{
+	Oid			relowner = SecurityRelationOwner(child);
+
+	if (!OidIsValid(relowner) || relowner == cfg->owner)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("table %s, a partition or child of the %s of \"%s\", is owned by role \"%s\", not by the registration's owner \"%s\"",
+					LocalTableName(child), history ? "history table" : "local table", cfg->name,
+					GetUserNameFromId(relowner, true), GetUserNameFromId(cfg->owner, true)),
+			 errdetail("A cycle writes into %s as the registration's owner, and the writes reach its partitions and children.",
+					   LocalTableName(parent)),
+			 errhint("ALTER TABLE %s OWNER TO %s, or detach it.",
+					 LocalTableName(child),
+					 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
+}
+
+/*
  * The owner rule, checked where the owner is become: every relation of a
  * registration the extension acts on as its owner (the local table and,
  * while it keeps history, the history table) must still be that owner's.
@@ -162,6 +188,9 @@ check_owned_locked(TableConfig *cfg, bool wait)
 	relids[1] = cfg->keep_history != NULL ? cfg->history_relid : InvalidOid;
 	for (size_t i = 0; i < lengthof(relids); i++)
 	{
+		List	   *tree;
+		ListCell   *lc;
+
 		if (!OidIsValid(relids[i]))
 			continue;
 		if (wait)
@@ -169,6 +198,29 @@ check_owned_locked(TableConfig *cfg, bool wait)
 		else if (!ConditionalLockRelationOid(relids[i], AccessShareLock))
 			AcceptInvalidationMessages();
 		require_owned(cfg, relids[i], i == 1);
+		if (!OidIsValid(SecurityRelationOwner(relids[i])))
+			continue;			/* dropped: left to the caller */
+
+		/*
+		 * Its partitions and inheritance children, at every level: the
+		 * rows written into a partitioned copy are stored in them, and an
+		 * UPDATE or DELETE of a parent reaches its children, so their
+		 * triggers and index expressions run as the writer too.
+		 * find_all_inheritors locks each (the relation itself first, held
+		 * already); a reader takes each lock only if it is free at once.
+		 */
+		tree = find_all_inheritors(relids[i], wait ? AccessShareLock : NoLock, NULL);
+		foreach(lc, tree)
+		{
+			Oid			child = lfirst_oid(lc);
+
+			CHECK_FOR_INTERRUPTS();
+			if (child == relids[i])
+				continue;
+			if (!wait && !ConditionalLockRelationOid(child, AccessShareLock))
+				AcceptInvalidationMessages();
+			require_child_owned(cfg, child, relids[i], i == 1);
+		}
 	}
 }
 
@@ -192,6 +244,54 @@ SecurityCheckCopyOwner(TableConfig *cfg)
 	require_owned(cfg, cfg->local_relid, false);
 	if (cfg->keep_history != NULL && OidIsValid(cfg->history_relid))
 		require_owned(cfg, cfg->history_relid, true);
+	for (int i = 0; i < 2; i++)
+	{
+		Oid			parent = i == 0 ? cfg->local_relid
+			: (cfg->keep_history != NULL ? cfg->history_relid : InvalidOid);
+		ListCell   *lc;
+
+		if (!OidIsValid(parent) || !OidIsValid(SecurityRelationOwner(parent)))
+			continue;
+		foreach(lc, find_all_inheritors(parent, NoLock, NULL))
+			if (lfirst_oid(lc) != parent)
+				require_child_owned(cfg, lfirst_oid(lc), parent, i == 1);
+	}
+}
+
+/*
+ * A relation the extension reads as the registration's owner that is not
+ * the copy or its history table: a references check's table.  Whoever owns
+ * it can put code on it that runs with the privileges of whoever reads it
+ * (a row-level policy, a view's functions), so its owner must already have
+ * the privileges of the registration's owner (be that role, a role it is
+ * granted to, or a superuser): such a role's code gains nothing by running
+ * as the owner.  The relation is locked first (AccessShareLock, which ALTER
+ * TABLE ... OWNER TO waits for), so the owner checked stays its owner until
+ * the end of the transaction.  Checked by add_check and again in every
+ * cycle, since a table can change hands after the check was added.  A
+ * relation that no longer exists is left to the caller.
+ */
+void
+SecurityCheckReadAsOwner(TableConfig *cfg, Oid relid)
+{
+	Oid			relowner;
+
+	Assert(IsTransactionState());
+	Assert(OidIsValid(cfg->owner));
+	LockRelationOid(relid, AccessShareLock);
+	relowner = SecurityRelationOwner(relid);
+	if (!OidIsValid(relowner) || relowner == cfg->owner ||
+		has_privs_of_role(relowner, cfg->owner))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("the reference table %s of a check of \"%s\" is owned by role \"%s\", which does not have the privileges of the registration's owner \"%s\"",
+					LocalTableName(relid), cfg->name,
+					GetUserNameFromId(relowner, true), GetUserNameFromId(cfg->owner, true)),
+			 errdetail("The check reads it as the registration's owner, so a policy or function its owner put on it would run as that role."),
+			 errhint("ALTER TABLE %s OWNER TO %s, or reference a table of that role.",
+					 LocalTableName(relid),
+					 quote_identifier(GetUserNameFromId(cfg->owner, true)))));
 }
 
 /*

@@ -27,6 +27,7 @@ extern void SecurityRequireManage(Oid owner, const char *table_name, const char 
 extern bool SecurityMayRun(struct TableConfig *cfg);
 extern void SecurityRequireRun(struct TableConfig *cfg, const char *action);
 extern void SecurityCheckCopyOwner(struct TableConfig *cfg);
+extern void SecurityCheckReadAsOwner(struct TableConfig *cfg, Oid relid);
 extern Oid	SecurityRelationOwner(Oid relid);
 extern void SecurityBecomeOwner(struct TableConfig *cfg, SecurityState *state);
 extern void SecurityRestore(SecurityState *state);

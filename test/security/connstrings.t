@@ -16,7 +16,9 @@
 #     a role are refused at connect: no library is loaded, no file created,
 #     no statement run;
 #   - credentials are refused in a connection string even from a superuser
-#     (Username=, pqopt={password=...}, pqopt={passfile=...});
+#     (Username=, pqopt={password=...}, pqopt={passfile=...}, a ClickHouse
+#     Url with a user or password in its userinfo or query, a Path with
+#     password=);
 #   - a mapping's password cannot add keys: ';LoadExt=...' in the password of
 #     a mapping on a superuser's SQLite server loads nothing, and a password
 #     with '}' on a psqlODBC loopback server runs no ConnSettings;
@@ -155,6 +157,18 @@ refused "superuser: pqopt={password=...} in connection_string is refused" postgr
     "$(create_server s_cred$n "$PG_CS;pqopt={password=x}")" HV00D pqopt
 refused "superuser: pqopt={passfile=...} in connection_string is refused" postgres \
     "$(create_server s_cred$n "$PG_CS;pqopt={passfile=$TMP/pgpass}")" HV00D pqopt
+# the ClickHouse driver takes a user and a password from its Url's userinfo,
+# and ClickHouse from the Url's query string
+refused "superuser: a ClickHouse Url with a user and password is refused" postgres \
+    "$(create_server s_cred$n "Driver={ClickHouse ODBC Driver (Unicode)};Url=http://reader:secret@127.0.0.1:8123/")" HV00D Url
+refused "superuser: a ClickHouse Url with a user only is refused" postgres \
+    "$(create_server s_cred$n "Driver={ClickHouse ODBC Driver (Unicode)};Url=http://reader@127.0.0.1:8123/")" HV00D Url
+refused "superuser: a ClickHouse Url with password= in its query is refused" postgres \
+    "$(create_server s_cred$n "Driver={ClickHouse ODBC Driver (Unicode)};Url=http://127.0.0.1:8123/?user=reader&PASSWORD=secret")" HV00D Url
+refused "superuser: a ClickHouse Path with password= is refused" postgres \
+    "$(create_server s_cred$n "Driver={ClickHouse ODBC Driver (Unicode)};Server=127.0.0.1;Path=/?password=secret")" HV00D Path
+accepted "superuser: a ClickHouse Url without credentials is accepted" postgres \
+    "$(create_server s_ch_ok "Driver={ClickHouse ODBC Driver (Unicode)};Url=http://127.0.0.1:8123/?database=wh")"
 
 # --- the same strings in servers a superuser created, then gave away:
 # refused at connect, with nothing loaded, run or created

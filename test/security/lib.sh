@@ -148,3 +148,41 @@ su_server() {
     local server=$1 setting=$2
     sq -c "DO \$\$ BEGIN EXECUTE format('CREATE SERVER $server FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)', current_setting('$setting')); END \$\$"
 }
+
+# plant_thief P OWNER THIEF: OWNER's private table P_private, and THIEF's
+# loot (P_loot, which anyone may insert into), a sequence counting thefts
+# (P_thefts: a rollback does not undo it), P_steal(), which copies the
+# private table into the loot when it runs as OWNER and returns true, and
+# P_steal_t(), a trigger function (row or statement) that calls it.
+# looted P: how many thefts there were.
+plant_thief() {
+    local p=$1 owner=$2 thief=$3
+    sq >/dev/null <<SQL
+CREATE TABLE public.${p}_private (s text);
+INSERT INTO public.${p}_private VALUES ('private-of-$owner');
+ALTER TABLE public.${p}_private OWNER TO $owner;
+SQL
+    as "$thief" >/dev/null <<SQL
+CREATE TABLE public.${p}_loot (who text, s text);
+GRANT INSERT ON public.${p}_loot TO PUBLIC;
+CREATE SEQUENCE public.${p}_thefts;
+GRANT USAGE ON SEQUENCE public.${p}_thefts TO PUBLIC;
+CREATE FUNCTION public.${p}_steal() RETURNS boolean LANGUAGE plpgsql AS \$\$
+BEGIN
+    INSERT INTO public.${p}_loot SELECT current_user, s FROM public.${p}_private;
+    PERFORM pg_catalog.nextval('public.${p}_thefts');
+    RETURN true;
+EXCEPTION WHEN insufficient_privilege THEN
+    RETURN true;
+END \$\$;
+CREATE FUNCTION public.${p}_steal_t() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN
+    PERFORM public.${p}_steal();
+    RETURN coalesce(NEW, OLD);
+END \$\$;
+SQL
+}
+looted() {
+    sq -c "SELECT (SELECT count(*) FROM public.$1_loot)
+                  + (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.$1_thefts)"
+}
