@@ -336,6 +336,15 @@ append_remote_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *co
  * bytes as stored and a number's text, untouched by its driver; the
  * others' as they are.  The bytes
  * are checked as UTF-8 before they reach COPY (stage.c).
+ *
+ * On SQLite that is every column but a bytea one, whatever its local
+ * type: any column there can hold any text, and its driver's UTF-16
+ * conversion changes text it should only carry (it drops bytes that are
+ * not UTF-8, and maps U+100000..U+10FFFF onto U+0000..U+FFFF, so a date
+ * '2024-01-0' || U+100031 would read as '2024-01-01'), while its integer
+ * conversion (strtoll, base 0) reads '010' as 8 and 1.5 as 1.  As bytes,
+ * every value reaches the copy's own input function as stored, or is a
+ * bad row.
  */
 bool
 DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
@@ -351,6 +360,8 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 	if (attnum == InvalidAttrNumber)
 		return false;
 	type = getBaseType(get_atttype(cfg->local_relid, attnum));
+	if (OdbcDriverIsSqlite(conn))
+		return type != BYTEAOID;
 	get_type_category_preferred(type, &category, &preferred);
 	return category == TYPCATEGORY_STRING || type == JSONOID || type == JSONBOID ||
 		type == XMLOID;
@@ -466,7 +477,10 @@ append_cut_bound(StringInfo sql, TableConfig *cfg, OdbcConn *conn)
  * ClickHouse's MIN and MAX of no rows are the type's default (1970-01-01
  * 00:00:00, 0) unless the column is Nullable: there they are written
  * minOrNull and maxOrNull, so that no rows is NULL as elsewhere, and never
- * a cut in 1970 whose hot window would take the whole table.
+ * a cut in 1970 whose hot window would take the whole table.  SQLite's
+ * is cast to BLOB: FetchGetIntOf() and FetchGetTimestampOf() read it as
+ * the bytes stored, not through its driver's UTF-16 conversion (see
+ * DeparseTextAsBytes()).
  */
 static char *
 aggregate_expr(OdbcConn *conn, const char *agg, const char *qcol, bool integer)
@@ -476,6 +490,8 @@ aggregate_expr(OdbcConn *conn, const char *agg, const char *qcol, bool integer)
 		return psprintf("%s(%s)", strcmp(agg, "MIN") == 0 ? "minOrNull" : "maxOrNull", qcol);
 	if (!integer && OdbcDriverIsPostgres(conn))
 		return psprintf("CAST(%s(%s) AS text)", agg, qcol);
+	if (OdbcDriverIsSqlite(conn))
+		return psprintf("CAST(%s(%s) AS BLOB)", agg, qcol);	/* read as bytes (fetch.c) */
 	return psprintf("%s(%s)", agg, qcol);
 }
 

@@ -10,7 +10,9 @@
  * the arrays, with no driver call per value.  Integers are bound in their
  * ODBC binary form, binary data as bytes, text the caller asks for as
  * stored as bytes too (FETCH_UTF8: SQLite's driver drops bytes that are
- * not UTF-8 on the way to UTF-16), and everything else as UTF-16 text
+ * not UTF-8 on the way to UTF-16, and maps U+100000..U+10FFFF onto the
+ * first plane; there every column but bytea is read so), and everything
+ * else as UTF-16 text
  * (SQL_C_WCHAR): dates and times too, so that the copy's own input
  * functions read them (an ODBC timestamp structure has no era, no
  * infinity and four-digit years; see deparse.c for psqlODBC).  The
@@ -31,7 +33,10 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
+
 #include "common/int.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/builtins.h"
@@ -555,6 +560,42 @@ FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
 	return n >= 0;
 }
 
+/*
+ * Append column col (from 1) of the current row of a single-row cursor,
+ * which the statement selected as BLOB, to buf as the UTF-8 text it holds:
+ * SQLite's values read past its driver's UTF-16 conversion, which alters
+ * them (deparse.c, DeparseTextAsBytes()).  Text that is not UTF-8 or holds
+ * a NUL is an error naming the column, never the value.  Returns false for
+ * SQL NULL.
+ */
+static bool
+get_utf8(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table, const char *column,
+		 StringInfo buf)
+{
+	FetchBlock	b;
+	ssize_t		n;
+
+	memset(&b, 0, sizeof(b));
+	b.conn = conn;
+	b.stmt = stmt;
+	b.whole_size = 1024;
+	b.whole = palloc(b.whole_size);
+	n = read_whole(&b, col - 1, SQL_C_BINARY);
+	if (n >= 0)
+	{
+		if (n > (ssize_t) INT_MAX || memchr(b.whole, '\0', n) != NULL ||
+			!pg_verify_mbstr(PG_UTF8, b.whole, (int) n, true))
+			ereport(ERROR,
+					(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+					 errmsg("warehouse column \"%s\" of table \"%s\" holds text that is not valid UTF-8",
+							column ? column : "?", table ? table : "?"),
+					 errdetail("A cursor or day value must be UTF-8 without NUL bytes.")));
+		appendBinaryStringInfo(buf, b.whole, (int) n);
+	}
+	pfree(b.whole);
+	return n >= 0;
+}
+
 /* Are the n bytes at p all ASCII digits? */
 static bool
 all_digits(const char *p, int n)
@@ -739,7 +780,9 @@ FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 	bool		found;
 
 	initStringInfo(&text);
-	found = FetchGetText(conn, stmt, col, &text);
+	/* SQLite's selected as BLOB (deparse.c): its text as stored */
+	found = OdbcTimestampsAsText(conn) ? get_utf8(conn, stmt, col, table, column, &text) :
+		FetchGetText(conn, stmt, col, &text);
 	if (found)
 	{
 		char	   *point = strchr(text.data, '.');
@@ -791,7 +834,7 @@ FetchGetIntOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 	if (!OdbcTimestampsAsText(conn))
 		return FetchGetInt(conn, stmt, col, result);
 	initStringInfo(&text);
-	found = FetchGetText(conn, stmt, col, &text);
+	found = get_utf8(conn, stmt, col, table, column, &text);
 	if (found)
 	{
 		FetchCheckComparable(text.data, true, table, column);

@@ -468,6 +468,21 @@ next_row:
 				break;
 			case FETCH_UTF8:
 				append_copy_text(&feed->line, data, len);
+				if (i == feed->check_col || i == feed->check_event)
+				{
+					/* checked UTF-8 without NUL above: as a C string */
+					resetStringInfo(&feed->plain);
+					appendBinaryStringInfo(&feed->plain, data, (int) len);
+					if (i == feed->check_col)
+						FetchCheckComparable(feed->plain.data,
+											 feed->cfg->cursor_kind == CURSOR_INTEGER,
+											 feed->cfg->remote_table, feed->names[i]);
+					else if (bad_col < 0 && !FetchTimestampTextComparable(feed->plain.data))
+					{
+						bad_col = i;
+						bad_why = BAD_VALUE_EVENT_FORM;
+					}
+				}
 				break;
 			case FETCH_TEXT:
 				OdbcAppendUtf16(&feed->line, (const SQLWCHAR *) data,
@@ -1266,8 +1281,9 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int
 		 * value in any column: a cursor value in another form than the
 		 * bounds' sorts apart from them, and fails the cycle.
 		 */
-		if (OdbcTimestampsAsText(conn) && state->kind[i] == FETCH_TEXT && !state->is_masked[i] &&
-			i == cursor_col)
+		if (OdbcTimestampsAsText(conn) &&
+			(state->kind[i] == FETCH_TEXT || state->kind[i] == FETCH_UTF8) &&
+			!state->is_masked[i] && i == cursor_col)
 			state->check_col = i;
 
 		/*
@@ -1276,7 +1292,8 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int
 		 * every window and day, and a repair would delete it from the
 		 * copy.  Such a row is a bad row.
 		 */
-		else if (OdbcTimestampsAsText(conn) && state->kind[i] == FETCH_TEXT &&
+		else if (OdbcTimestampsAsText(conn) &&
+				 (state->kind[i] == FETCH_TEXT || state->kind[i] == FETCH_UTF8) &&
 				 !state->is_masked[i] && i == event_col)
 			state->check_event = i;
 	}
