@@ -313,22 +313,6 @@ remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
- * A comma-separated list of warehouse columns, as remote_column() selects
- * them; a column of absent (gone from the warehouse) is selected as NULL.
- */
-static void
-append_remote_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *columns,
-					  List *absent)
-{
-	ListCell   *lc;
-
-	foreach(lc, columns)
-		appendStringInfo(sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-						 SchemaListHasName(absent, lfirst(lc)) ? "NULL" :
-						 remote_column(cfg, conn, lfirst(lc)));
-}
-
-/*
  * Whether a column's values are pulled as the bytes the warehouse sends
  * instead of through its driver's UTF-16 conversion (OdbcTextAsBytes
  * says which drivers alter text there): a copy column of a text type.
@@ -365,6 +349,21 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 	get_type_category_preferred(type, &category, &preferred);
 	return category == TYPCATEGORY_STRING || type == JSONOID || type == JSONBOID ||
 		type == XMLOID;
+}
+
+/* Whether a column of the copy is of a text type (or a domain over one). */
+static bool
+local_is_text(TableConfig *cfg, const char *column)
+{
+	AttrNumber	attnum = get_attnum(cfg->local_relid, column);
+	char		category;
+	bool		preferred;
+
+	if (attnum == InvalidAttrNumber)
+		return false;
+	get_type_category_preferred(getBaseType(get_atttype(cfg->local_relid, attnum)),
+								&category, &preferred);
+	return category == TYPCATEGORY_STRING;
 }
 
 /*
@@ -810,6 +809,31 @@ DeparseChecksum(TableConfig *cfg, OdbcConn *conn, bool remote)
 }
 
 /*
+ * A key column as the warehouse's deduplication partitions by it: a key
+ * the copy holds as text compares there as its bytes, as the copy's own
+ * text equality does, never in the column's collation, which can make
+ * different keys one (MariaDB's default utf8mb4_general_ci: 'a', 'A', 'e',
+ * 'é' and 'e ' are equal there; SQLite's NOCASE; a nondeterministic
+ * PostgreSQL collation).  Otherwise verify would count one key where the
+ * copy, rightly, holds several, and no repair could make the days match.
+ */
+static char *
+dedup_key_expr(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	char	   *expr = remote_column(cfg, conn, column);
+
+	if (!local_is_text(cfg, column))
+		return expr;
+	if (OdbcDriverIsMysql(conn))
+		return psprintf("CAST(%s AS BINARY)", expr);
+	if (OdbcDriverIsSqlite(conn))
+		return psprintf("%s COLLATE BINARY", expr);
+	if (OdbcDriverIsPostgres(conn))
+		return psprintf("CAST(%s AS text) COLLATE \"C\"", expr);
+	return expr;				/* ClickHouse compares strings as bytes */
+}
+
+/*
  * The rest of a query over the warehouse's deduplicated rows: after the
  * caller's select list, "rn FROM <table> WHERE cursor <= ? AND key IS NOT
  * NULL [AND day >= ?]) x WHERE rn = 1", rn numbering each key's versions newest first (or 1 when
@@ -827,7 +851,9 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 	else
 	{
 		appendStringInfoString(sql, "ROW_NUMBER() OVER (PARTITION BY ");
-		append_remote_columns(sql, cfg, conn, cfg->key_columns, NIL);
+		foreach(lc, cfg->key_columns)
+			appendStringInfo(sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+							 dedup_key_expr(cfg, conn, lfirst(lc)));
 		appendStringInfo(sql, " ORDER BY %s DESC) AS rn",
 						 column_ref(cfg, conn, cfg->cursor_column));
 	}
