@@ -386,8 +386,26 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const ch
 			appendStringInfoString(sql, ", ");
 		if (SchemaListHasName(absent, col))
 			appendStringInfoString(sql, "NULL");
-		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
+		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col) &&
+				 local_is_text(cfg, col))
 			appendStringInfo(sql, "CAST(%s AS BLOB)", column_in(conn, relation, col));
+		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
+		{
+			/*
+			 * SQLite writes a REAL with 15 significant digits (its driver
+			 * reads no other form): a finite one that this text does not
+			 * give back is sent as DEPARSE_INEXACT_REAL and the text, a bad
+			 * row (stage.c), never a nearby double.  A text column takes
+			 * SQLite's text of a number as its value (docs/limits.md).
+			 */
+			const char *c = column_in(conn, relation, col);
+
+			appendStringInfo(sql, "CASE WHEN typeof(%s) = 'real' AND %s - %s = 0"
+							 " AND CAST(CAST(%s AS TEXT) AS REAL) <> %s"
+							 " THEN CAST(X'00FF' || CAST(%s AS TEXT) AS BLOB)"
+							 " ELSE CAST(%s AS BLOB) END",
+							 c, c, c, c, c, c, c);
+		}
 		else if (OdbcDriverIsSqlite(conn))
 			appendStringInfoString(sql, column_in(conn, relation, col));
 		else

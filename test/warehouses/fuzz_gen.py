@@ -73,7 +73,7 @@ GATES = {
     'money': 'PostgreSQL: money',
     'mariadb-nul': 'MariaDB: NUL in text',
     'mariadb-float': 'MariaDB: FLOAT columns',
-    'sqlite-real': 'SQLite: REAL values of 16 and 17 significant digits',
+    'sqlite-real': 'SQLite: REAL values of 16 and 17 significant digits (bad rows: docs/limits.md)',
     'clickhouse-names': "ClickHouse: names holding a quote, an apostrophe, ? or {fn ...}",
     'sqlite-names': 'SQLite: names holding a character beyond the Basic Multilingual Plane',
     'key-scale': 'a numeric key written again with another scale',
