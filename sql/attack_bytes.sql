@@ -125,6 +125,11 @@ SELECT $$ UPDATE plane16 SET synced_at = '2026-11-28 11:00:0' || char(1048624) W
 \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
 SELECT * FROM cycle('plane16');
 SELECT watermark FROM treble_sync.tables WHERE name = 'plane16';
+-- so does one whose bytes are not UTF-8, which the driver would drop
+SELECT $$ UPDATE plane16 SET synced_at = CAST('2026-11-28 11:00:00' || X'FF' AS TEXT) WHERE k = 'max ' || char(65535); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT * FROM cycle('plane16');
+SELECT watermark FROM treble_sync.tables WHERE name = 'plane16';
 
 SELECT treble_sync.remove_table('slots', drop_local => true);
 SELECT treble_sync.remove_table('slots_ra_off', drop_local => true);

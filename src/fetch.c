@@ -539,11 +539,12 @@ FetchResultColumns(OdbcConn *conn, SQLHSTMT stmt)
 }
 
 /*
- * Append column col (from 1) of the current row of a single-row cursor to
- * buf as UTF-8 text.  Returns false for SQL NULL.
+ * Read column col (from 1) of the current row of a single-row cursor whole,
+ * as c_type, into *data (palloc'd, for the caller to free).  Returns its
+ * length in bytes, or -1 for SQL NULL.
  */
-bool
-FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
+static ssize_t
+read_single(OdbcConn *conn, SQLHSTMT stmt, int col, SQLSMALLINT c_type, char **data)
 {
 	FetchBlock	b;
 	ssize_t		n;
@@ -553,10 +554,24 @@ FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
 	b.stmt = stmt;
 	b.whole_size = 1024;
 	b.whole = palloc(b.whole_size);
-	n = read_whole(&b, col - 1, SQL_C_WCHAR);
+	n = read_whole(&b, col - 1, c_type);
+	*data = b.whole;
+	return n;
+}
+
+/*
+ * Append column col (from 1) of the current row of a single-row cursor to
+ * buf as UTF-8 text.  Returns false for SQL NULL.
+ */
+bool
+FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
+{
+	char	   *data;
+	ssize_t		n = read_single(conn, stmt, col, SQL_C_WCHAR, &data);
+
 	if (n >= 0)
-		OdbcAppendUtf16(buf, (const SQLWCHAR *) b.whole, n / sizeof(SQLWCHAR), false);
-	pfree(b.whole);
+		OdbcAppendUtf16(buf, (const SQLWCHAR *) data, n / sizeof(SQLWCHAR), false);
+	pfree(data);
 	return n >= 0;
 }
 
@@ -565,34 +580,30 @@ FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
  * which the statement selected as BLOB, to buf as the UTF-8 text it holds:
  * SQLite's values read past its driver's UTF-16 conversion, which alters
  * them (deparse.c, DeparseTextAsBytes()).  Text that is not UTF-8 or holds
- * a NUL is an error naming the column, never the value.  Returns false for
- * SQL NULL.
+ * a NUL is an error naming the column (if given), never the value.
+ * Returns false for SQL NULL.
  */
 static bool
 get_utf8(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table, const char *column,
 		 StringInfo buf)
 {
-	FetchBlock	b;
-	ssize_t		n;
+	char	   *data;
+	ssize_t		n = read_single(conn, stmt, col, SQL_C_BINARY, &data);
 
-	memset(&b, 0, sizeof(b));
-	b.conn = conn;
-	b.stmt = stmt;
-	b.whole_size = 1024;
-	b.whole = palloc(b.whole_size);
-	n = read_whole(&b, col - 1, SQL_C_BINARY);
 	if (n >= 0)
 	{
-		if (n > (ssize_t) INT_MAX || memchr(b.whole, '\0', n) != NULL ||
-			!pg_verify_mbstr(PG_UTF8, b.whole, (int) n, true))
+		if (n > (ssize_t) INT_MAX || memchr(data, '\0', n) != NULL ||
+			!pg_verify_mbstr(PG_UTF8, data, (int) n, true))
 			ereport(ERROR,
 					(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
-					 errmsg("warehouse column \"%s\" of table \"%s\" holds text that is not valid UTF-8",
-							column ? column : "?", table ? table : "?"),
-					 errdetail("A cursor or day value must be UTF-8 without NUL bytes.")));
-		appendBinaryStringInfo(buf, b.whole, (int) n);
+					 column ?
+					 errmsg("warehouse column \"%s\" of table \"%s\" holds a cursor value that is not valid UTF-8",
+							column, table) :
+					 errmsg("warehouse returned a cursor value that is not valid UTF-8"),
+					 errdetail("A cursor value must be UTF-8 text without a NUL byte.")));
+		appendBinaryStringInfo(buf, data, (int) n);
 	}
-	pfree(b.whole);
+	pfree(data);
 	return n >= 0;
 }
 
