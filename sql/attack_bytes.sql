@@ -92,8 +92,48 @@ SELECT * FROM cycle('hostile');
 SELECT count(*), sum(length(v)) FROM hostile;
 SELECT key, times_seen FROM treble_sync.quarantine WHERE table_name = 'hostile' ORDER BY key COLLATE "C";
 
+--
+-- characters of plane 16 (U+100000..U+10FFFF) in columns of every other
+-- local type, and in a cursor: the driver's UTF-16 conversion maps them
+-- onto U+0000..U+FFFF ('0' || U+100031 reads as '01'), so each is read as
+-- its stored bytes: a value that is no date, number or time is a bad row,
+-- and a cursor in no comparable form fails the cycle, never a value or a
+-- cut made up.  Integers are read as stored too ('0x1F' is not 31, 1.5 not 1).
+--
+SELECT $$
+CREATE TABLE plane16 (k TEXT PRIMARY KEY, d DATE, n NUMERIC, i INTEGER, t TIMESTAMP, synced_at TIMESTAMP);
+INSERT INTO plane16 VALUES
+ ('max ' || char(1114111), '2024-01-02', 1.5, 7, '2026-11-28 09:00:00', '2026-11-28 10:00:00'),
+ ('max ' || char(65535),   '2024-01-02', 1.5, 7, '2026-11-28 09:00:00', '2026-11-28 10:00:00'),
+ ('date',    '2024-01-0' || char(1048625), 1.5, 7, '2026-11-28 09:00:00', '2026-11-28 10:00:00'),
+ ('number',  '2024-01-02', '1.' || char(1048629), 7, '2026-11-28 09:00:00', '2026-11-28 10:00:00'),
+ ('integer', '2024-01-02', 1.5, '1' || char(1048624), '2026-11-28 09:00:00', '2026-11-28 10:00:00'),
+ ('hex',     '2024-01-02', 1.5, '0x1F', '2026-11-28 09:00:00', '2026-11-28 10:00:00'),
+ ('real',    '2024-01-02', 1.5, 1.5, '2026-11-28 09:00:00', '2026-11-28 10:00:00'),
+ ('event',   '2024-01-02', 1.5, 7, '2026-11-28 09:00:0' || char(1048624), '2026-11-28 10:00:00');
+$$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+CREATE TABLE plane16 (k text PRIMARY KEY, d date, n numeric, i bigint, t timestamp, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('plane16', 'wh', key_columns => '{k}', local_table => 'plane16',
+    cursor_column => 'synced_at', event_column => 't', on_bad_row => 'quarantine', max_bad_row_ratio => 1);
+SELECT * FROM cycle('plane16');
+SELECT encode(convert_to(k, 'UTF8'), 'hex') AS k, d, n, i, t, synced_at FROM plane16 ORDER BY k COLLATE "C";
+SELECT key, column_name, reason FROM treble_sync.quarantine WHERE table_name = 'plane16'
+ORDER BY key COLLATE "C";
+SELECT watermark FROM treble_sync.tables WHERE name = 'plane16';
+-- a cursor of that kind is the cut: the cycle fails, the watermark stays
+SELECT $$ UPDATE plane16 SET synced_at = '2026-11-28 11:00:0' || char(1048624) WHERE k = 'max ' || char(65535); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT * FROM cycle('plane16');
+SELECT watermark FROM treble_sync.tables WHERE name = 'plane16';
+-- so does one whose bytes are not UTF-8, which the driver would drop
+SELECT $$ UPDATE plane16 SET synced_at = CAST('2026-11-28 11:00:00' || X'FF' AS TEXT) WHERE k = 'max ' || char(65535); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT * FROM cycle('plane16');
+SELECT watermark FROM treble_sync.tables WHERE name = 'plane16';
+
 SELECT treble_sync.remove_table('slots', drop_local => true);
 SELECT treble_sync.remove_table('slots_ra_off', drop_local => true);
 SELECT treble_sync.remove_table('hostile', drop_local => true);
+SELECT treble_sync.remove_table('plane16', drop_local => true);
 DROP TABLE slot_lengths;
 DROP FUNCTION cycle(text);

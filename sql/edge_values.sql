@@ -3,7 +3,8 @@
 -- with an overlap, must all land; text bytes that are not UTF-8, or hold a
 -- NUL, are bad rows (never altered, never merged with another key); an
 -- event value that SQLite cannot compare as a date and time is a bad row,
--- never loaded for repair to delete later.
+-- never loaded for repair to delete later; a REAL that SQLite's text of it
+-- does not hold is a bad row.
 SET datestyle = ISO;
 SELECT dir AS wh_dir FROM regress_wh \gset
 \setenv TS_REGRESS_WH :wh_dir/wh.db
@@ -121,8 +122,41 @@ SELECT status, rows_pulled, rows_deleted, rows_bad
 FROM treble_sync.repair('events', '2026-11-28');
 SELECT * FROM events ORDER BY id;
 
+--
+-- REAL values: SQLite writes a double with 15 significant digits, the only
+-- form its driver reads, so one that needs 16 or 17 (0.30000000000000004,
+-- the largest double) is a bad row, never the nearby double its text reads
+-- as; every double those 15 digits hold lands exactly, in a float, a
+-- numeric or an integer column, infinities included; a text column takes
+-- SQLite's text of it
+--
+SELECT $$
+CREATE TABLE reals (k INTEGER PRIMARY KEY, x REAL, n NUMERIC, i INTEGER, t TEXT, synced_at TIMESTAMP);
+INSERT INTO reals VALUES
+ (1, 0.1, 0.1, 3.0, 0.1, '2026-11-28 10:00:00'),
+ (2, 0.30000000000000004, 1, 1, 't', '2026-11-28 10:00:00'),
+ (3, 1.7976931348623157e308, 1, 1, 't', '2026-11-28 10:00:00'),
+ (4, 1.79769313486231e308, 1, 1, 't', '2026-11-28 10:00:00'),
+ (5, 5e-324, 1, 1, 't', '2026-11-28 10:00:00'),
+ (6, 2.2250738585072014e-308, 1, 1, 't', '2026-11-28 10:00:00'),
+ (7, 1e999, -1e999, 1, 't', '2026-11-28 10:00:00'),
+ (8, -1.5, 123456789012345.6, 1, 't', '2026-11-28 10:00:00'),
+ (9, 1, 0.1, 9007199254740993.0, 't', '2026-11-28 10:00:00'),
+ (10, 1, 1, 1, 0.30000000000000004, '2026-11-28 10:00:00');
+$$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+CREATE TABLE reals (k int PRIMARY KEY, x float8, n numeric, i float8, t text, synced_at timestamp);
+SELECT name FROM treble_sync.add_table('reals', 'wh', key_columns => '{k}', local_table => 'reals',
+    on_bad_row => 'quarantine', max_bad_row_ratio => 1);
+SELECT * FROM cycle('reals');
+SET extra_float_digits = 1;
+SELECT * FROM reals ORDER BY k;
+RESET extra_float_digits;
+SELECT key, column_name, raw_value, reason FROM treble_sync.quarantine
+WHERE table_name = 'reals' ORDER BY key::int;
+
 SELECT treble_sync.remove_table('int_edges', drop_local => true);
 SELECT treble_sync.remove_table('int_low', drop_local => true);
 SELECT treble_sync.remove_table('texts', drop_local => true);
 SELECT treble_sync.remove_table('events', drop_local => true);
+SELECT treble_sync.remove_table('reals', drop_local => true);
 DROP FUNCTION cycle(text);

@@ -312,22 +312,6 @@ remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
- * A comma-separated list of warehouse columns, as remote_column() selects
- * them; a column of absent (gone from the warehouse) is selected as NULL.
- */
-static void
-append_remote_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *columns,
-					  List *absent)
-{
-	ListCell   *lc;
-
-	foreach(lc, columns)
-		appendStringInfo(sql, "%s%s", foreach_current_index(lc) ? ", " : "",
-						 ListHasName(absent, lfirst(lc)) ? "NULL" :
-						 remote_column(cfg, conn, lfirst(lc)));
-}
-
-/*
  * Whether a column's values are pulled as the bytes the warehouse sends
  * instead of through its driver's UTF-16 conversion (OdbcTextAsBytes
  * says which drivers alter text there): a copy column of a text type.
@@ -335,6 +319,15 @@ append_remote_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, List *co
  * bytes as stored and a number's text, untouched by its driver; the
  * others' as they are.  The bytes
  * are checked as UTF-8 before they reach COPY (stage.c).
+ *
+ * On SQLite that is every column but a bytea one, whatever its local
+ * type: any column there can hold any text, and its driver's UTF-16
+ * conversion changes text it should only carry (it drops bytes that are
+ * not UTF-8, and maps U+100000..U+10FFFF onto U+0000..U+FFFF, so a date
+ * '2024-01-0' || U+100031 would read as '2024-01-01'), while its integer
+ * conversion (strtoll, base 0) reads '010' as 8 and 1.5 as 1.  As bytes,
+ * every value reaches the copy's own input function as stored, or is a
+ * bad row.
  */
 bool
 DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
@@ -350,9 +343,26 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 	if (attnum == InvalidAttrNumber)
 		return false;
 	type = getBaseType(get_atttype(cfg->local_relid, attnum));
+	if (OdbcDriverIsSqlite(conn))
+		return type != BYTEAOID;
 	get_type_category_preferred(type, &category, &preferred);
 	return category == TYPCATEGORY_STRING || type == JSONOID || type == JSONBOID ||
 		type == XMLOID;
+}
+
+/* Whether a column of the copy is of a text type (or a domain over one). */
+static bool
+local_is_text(TableConfig *cfg, const char *column)
+{
+	AttrNumber	attnum = get_attnum(cfg->local_relid, column);
+	char		category;
+	bool		preferred;
+
+	if (attnum == InvalidAttrNumber)
+		return false;
+	get_type_category_preferred(getBaseType(get_atttype(cfg->local_relid, attnum)),
+								&category, &preferred);
+	return category == TYPCATEGORY_STRING;
 }
 
 /*
@@ -375,8 +385,26 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const ch
 			appendStringInfoString(sql, ", ");
 		if (ListHasName(absent, col))
 			appendStringInfoString(sql, "NULL");
-		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
+		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col) &&
+				 local_is_text(cfg, col))
 			appendStringInfo(sql, "CAST(%s AS BLOB)", column_in(conn, relation, col));
+		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
+		{
+			/*
+			 * SQLite writes a REAL with 15 significant digits (its driver
+			 * reads no other form): a finite one that this text does not
+			 * give back is sent as DEPARSE_INEXACT_REAL and the text, a bad
+			 * row (stage.c), never a nearby double.  A text column takes
+			 * SQLite's text of a number as its value (docs/limits.md).
+			 */
+			const char *c = column_in(conn, relation, col);
+
+			appendStringInfo(sql, "CASE WHEN typeof(%s) = 'real' AND %s - %s = 0"
+							 " AND CAST(CAST(%s AS TEXT) AS REAL) <> %s"
+							 " THEN CAST(X'00FF' || CAST(%s AS TEXT) AS BLOB)"
+							 " ELSE CAST(%s AS BLOB) END",
+							 c, c, c, c, c, c, c);
+		}
 		else if (OdbcDriverIsSqlite(conn))
 			appendStringInfoString(sql, column_in(conn, relation, col));
 		else
@@ -465,7 +493,10 @@ append_cut_bound(StringInfo sql, TableConfig *cfg, OdbcConn *conn)
  * ClickHouse's MIN and MAX of no rows are the type's default (1970-01-01
  * 00:00:00, 0) unless the column is Nullable: there they are written
  * minOrNull and maxOrNull, so that no rows is NULL as elsewhere, and never
- * a cut in 1970 whose hot window would take the whole table.
+ * a cut in 1970 whose hot window would take the whole table.  SQLite's
+ * is cast to BLOB: FetchGetIntOf() and FetchGetTimestampOf() read it as
+ * the bytes stored, not through its driver's UTF-16 conversion (see
+ * DeparseTextAsBytes()).
  */
 static char *
 aggregate_expr(OdbcConn *conn, const char *agg, const char *qcol, bool integer)
@@ -475,6 +506,8 @@ aggregate_expr(OdbcConn *conn, const char *agg, const char *qcol, bool integer)
 		return psprintf("%s(%s)", strcmp(agg, "MIN") == 0 ? "minOrNull" : "maxOrNull", qcol);
 	if (!integer && OdbcDriverIsPostgres(conn))
 		return psprintf("CAST(%s(%s) AS text)", agg, qcol);
+	if (OdbcDriverIsSqlite(conn))
+		return psprintf("CAST(%s(%s) AS BLOB)", agg, qcol);	/* read as bytes (fetch.c) */
 	return psprintf("%s(%s)", agg, qcol);
 }
 
@@ -787,6 +820,31 @@ DeparseChecksum(TableConfig *cfg, OdbcConn *conn, bool remote)
 }
 
 /*
+ * A key column as the warehouse's deduplication partitions by it: a key
+ * the copy holds as text compares there as its bytes, as the copy's own
+ * text equality does, never in the column's collation, which can make
+ * different keys one (MariaDB's default utf8mb4_general_ci: 'a', 'A', 'e',
+ * 'é' and 'e ' are equal there; SQLite's NOCASE; a nondeterministic
+ * PostgreSQL collation).  Otherwise verify would count one key where the
+ * copy, rightly, holds several, and no repair could make the days match.
+ */
+static char *
+dedup_key_expr(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	char	   *expr = remote_column(cfg, conn, column);
+
+	if (!local_is_text(cfg, column))
+		return expr;
+	if (OdbcDriverIsMysql(conn))
+		return psprintf("CAST(%s AS BINARY)", expr);
+	if (OdbcDriverIsSqlite(conn))
+		return psprintf("%s COLLATE BINARY", expr);
+	if (OdbcDriverIsPostgres(conn))
+		return psprintf("CAST(%s AS text) COLLATE \"C\"", expr);
+	return expr;				/* ClickHouse compares strings as bytes */
+}
+
+/*
  * The rest of a query over the warehouse's deduplicated rows: after the
  * caller's select list, "rn FROM <table> WHERE cursor <= ? AND key IS NOT
  * NULL [AND day >= ?]) x WHERE rn = 1", rn numbering each key's versions newest first (or 1 when
@@ -804,7 +862,9 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 	else
 	{
 		appendStringInfoString(sql, "ROW_NUMBER() OVER (PARTITION BY ");
-		append_remote_columns(sql, cfg, conn, cfg->key_columns, NIL);
+		foreach(lc, cfg->key_columns)
+			appendStringInfo(sql, "%s%s", foreach_current_index(lc) ? ", " : "",
+							 dedup_key_expr(cfg, conn, lfirst(lc)));
 		appendStringInfo(sql, " ORDER BY %s DESC) AS rn",
 						 column_ref(cfg, conn, cfg->cursor_column));
 	}

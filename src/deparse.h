@@ -73,6 +73,15 @@ typedef struct PullSlice
 /* The most parameters of a verification's query: cut, since */
 #define VERIFY_MAX_PARAMS 2
 
+/*
+ * What an SQLite pull selects, followed by SQLite's text of the value,
+ * instead of a REAL that text does not hold (more than 15 significant
+ * digits): two bytes no number's text begins with, for stage.c to make
+ * the row a bad row (DeparseTextAsBytes()).
+ */
+#define DEPARSE_INEXACT_REAL "\0\377"
+#define DEPARSE_INEXACT_REAL_LEN 2
+
 extern bool DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column);
 extern OdbcParam DeparseCursorParam(TableConfig *cfg, int64 value);
 extern char *DeparseCut(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams);

@@ -10,7 +10,9 @@
  * the arrays, with no driver call per value.  Integers are bound in their
  * ODBC binary form, binary data as bytes, text the caller asks for as
  * stored as bytes too (FETCH_UTF8: SQLite's driver drops bytes that are
- * not UTF-8 on the way to UTF-16), and everything else as UTF-16 text
+ * not UTF-8 on the way to UTF-16, and maps U+100000..U+10FFFF onto the
+ * first plane; there every column but bytea is read so), and everything
+ * else as UTF-16 text
  * (SQL_C_WCHAR): dates and times too, so that the copy's own input
  * functions read them (an ODBC timestamp structure has no era, no
  * infinity and four-digit years; see deparse.c for psqlODBC).  The
@@ -31,7 +33,10 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
+
 #include "common/int.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/builtins.h"
@@ -534,11 +539,12 @@ FetchResultColumns(OdbcConn *conn, SQLHSTMT stmt)
 }
 
 /*
- * Append column col (from 1) of the current row of a single-row cursor to
- * buf as UTF-8 text.  Returns false for SQL NULL.
+ * Read column col (from 1) of the current row of a single-row cursor whole,
+ * as c_type, into *data (palloc'd, for the caller to free).  Returns its
+ * length in bytes, or -1 for SQL NULL.
  */
-bool
-FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
+static ssize_t
+read_single(OdbcConn *conn, SQLHSTMT stmt, int col, SQLSMALLINT c_type, char **data)
 {
 	FetchBlock	b;
 	ssize_t		n;
@@ -548,10 +554,56 @@ FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
 	b.stmt = stmt;
 	b.whole_size = 1024;
 	b.whole = palloc(b.whole_size);
-	n = read_whole(&b, col - 1, SQL_C_WCHAR);
+	n = read_whole(&b, col - 1, c_type);
+	*data = b.whole;
+	return n;
+}
+
+/*
+ * Append column col (from 1) of the current row of a single-row cursor to
+ * buf as UTF-8 text.  Returns false for SQL NULL.
+ */
+bool
+FetchGetText(OdbcConn *conn, SQLHSTMT stmt, int col, StringInfo buf)
+{
+	char	   *data;
+	ssize_t		n = read_single(conn, stmt, col, SQL_C_WCHAR, &data);
+
 	if (n >= 0)
-		OdbcAppendUtf16(buf, (const SQLWCHAR *) b.whole, n / sizeof(SQLWCHAR), false);
-	pfree(b.whole);
+		OdbcAppendUtf16(buf, (const SQLWCHAR *) data, n / sizeof(SQLWCHAR), false);
+	pfree(data);
+	return n >= 0;
+}
+
+/*
+ * Append column col (from 1) of the current row of a single-row cursor,
+ * which the statement selected as BLOB, to buf as the UTF-8 text it holds:
+ * SQLite's values read past its driver's UTF-16 conversion, which alters
+ * them (deparse.c, DeparseTextAsBytes()).  Text that is not UTF-8 or holds
+ * a NUL is an error naming the column (if given), never the value.
+ * Returns false for SQL NULL.
+ */
+static bool
+get_utf8(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table, const char *column,
+		 StringInfo buf)
+{
+	char	   *data;
+	ssize_t		n = read_single(conn, stmt, col, SQL_C_BINARY, &data);
+
+	if (n >= 0)
+	{
+		if (n > (ssize_t) INT_MAX || memchr(data, '\0', n) != NULL ||
+			!pg_verify_mbstr(PG_UTF8, data, (int) n, true))
+			ereport(ERROR,
+					(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+					 column ?
+					 errmsg("warehouse column \"%s\" of table \"%s\" holds a cursor value that is not valid UTF-8",
+							column, table) :
+					 errmsg("warehouse returned a cursor value that is not valid UTF-8"),
+					 errdetail("A cursor value must be UTF-8 text without a NUL byte.")));
+		appendBinaryStringInfo(buf, data, (int) n);
+	}
+	pfree(data);
 	return n >= 0;
 }
 
@@ -739,7 +791,9 @@ FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 	bool		found;
 
 	initStringInfo(&text);
-	found = FetchGetText(conn, stmt, col, &text);
+	/* SQLite's selected as BLOB (deparse.c): its text as stored */
+	found = OdbcTimestampsAsText(conn) ? get_utf8(conn, stmt, col, table, column, &text) :
+		FetchGetText(conn, stmt, col, &text);
 	if (found)
 	{
 		char	   *point = strchr(text.data, '.');
@@ -791,7 +845,7 @@ FetchGetIntOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 	if (!OdbcTimestampsAsText(conn))
 		return FetchGetInt(conn, stmt, col, result);
 	initStringInfo(&text);
-	found = FetchGetText(conn, stmt, col, &text);
+	found = get_utf8(conn, stmt, col, table, column, &text);
 	if (found)
 	{
 		FetchCheckComparable(text.data, true, table, column);

@@ -72,6 +72,7 @@ typedef struct StageFeed
 	bool	   *is_binary;		/* fetched as bytes, emitted as \x hex */
 	bool	   *text_as_bytes;	/* text fetched as stored, checked as UTF-8 */
 	FetchKind  *kind;			/* how each column arrives */
+	bool		sqlite;			/* an SQLite warehouse (DEPARSE_INEXACT_REAL) */
 	bool	   *is_masked;		/* stored as a salted SHA-256 hex */
 	bytea	   *salt;			/* the mask salt, if any column is masked */
 	pg_cryptohash_ctx *sha;		/* made once per load, reset per value */
@@ -140,13 +141,15 @@ typedef enum BadValue
 	BAD_VALUE_NONE = -1,
 	BAD_VALUE_UTF8,				/* text that is not UTF-8 */
 	BAD_VALUE_NUL,				/* text with a NUL byte */
-	BAD_VALUE_EVENT_FORM		/* an event time SQLite cannot compare */
+	BAD_VALUE_EVENT_FORM,		/* an event time SQLite cannot compare */
+	BAD_VALUE_INEXACT_REAL		/* an SQLite REAL its text does not hold */
 } BadValue;
 
 static const char *const bad_value_reasons[] = {
 	"text that is not valid UTF-8",
 	"text with a NUL byte, which PostgreSQL text cannot hold",
-	"a timestamp in a form that cannot be compared ('YYYY-MM-DD HH:MM:SS' is needed)"
+	"a timestamp in a form that cannot be compared ('YYYY-MM-DD HH:MM:SS' is needed)",
+	"a REAL that SQLite cannot write exactly (it writes 15 significant digits)"
 };
 
 static char *line_key(const char *line, int len);
@@ -264,12 +267,31 @@ append_copy_text(StringInfo line, const char *p, size_t len)
 }
 
 /*
+ * Whether p is what deparse.c selects instead of an SQLite REAL whose text
+ * does not hold it: DEPARSE_INEXACT_REAL, then that text (a number's).
+ */
+static bool
+is_inexact_real(const char *p, size_t len)
+{
+	if (!feed->sqlite || len <= DEPARSE_INEXACT_REAL_LEN ||
+		memcmp(p, DEPARSE_INEXACT_REAL, DEPARSE_INEXACT_REAL_LEN) != 0)
+		return false;
+	for (size_t i = DEPARSE_INEXACT_REAL_LEN; i < len; i++)
+		if (!strchr("0123456789.e+-", p[i]) || p[i] == '\0')
+			return false;
+	return true;
+}
+
+/*
  * Whether text bytes can be carried exactly: UTF-8 (what COPY is told it
- * reads), and no NUL, which no PostgreSQL text value holds.
+ * reads), and no NUL, which no PostgreSQL text value holds; and not an
+ * SQLite REAL whose text would change it (is_inexact_real()).
  */
 static BadValue
 check_text_bytes(const char *p, size_t len)
 {
+	if (is_inexact_real(p, len))
+		return BAD_VALUE_INEXACT_REAL;
 	if (memchr(p, '\0', len) != NULL)
 		return BAD_VALUE_NUL;
 	if (!pg_verify_mbstr(PG_UTF8, p, (int) len, true))
@@ -358,6 +380,7 @@ fail_on_bad_value(const char *line, int len, int col, BadValue why, int64 row)
 							 feed->cursor_col >= 0 ? line_field(line, len, feed->cursor_col) : NULL);
 	ereport(ERROR,
 			(errcode(why == BAD_VALUE_EVENT_FORM ? ERRCODE_INVALID_DATETIME_FORMAT :
+					 why == BAD_VALUE_INEXACT_REAL ? ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE :
 					 ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 			 errmsg("bad row in warehouse table \"%s\": row " INT64_FORMAT " of the pull, column \"%s\": %s",
 					feed->cfg->remote_table, row, feed->names[col], bad_value_reasons[why]),
@@ -464,6 +487,9 @@ next_row:
 			}
 			if (feed->is_masked[i])
 				appendStringInfoString(&feed->line, "(masked)");
+			else if (why == BAD_VALUE_INEXACT_REAL)
+				append_copy_text(&feed->line, data + DEPARSE_INEXACT_REAL_LEN,
+								 len - DEPARSE_INEXACT_REAL_LEN);	/* SQLite's text */
 			else
 				append_copy_hex(&feed->line, (const unsigned char *) data, len);
 			feed->result->bytes_pulled += len;
@@ -488,6 +514,21 @@ next_row:
 				break;
 			case FETCH_UTF8:
 				append_copy_text(&feed->line, data, len);
+				if (i == feed->check_col || i == feed->check_event)
+				{
+					/* checked UTF-8 without NUL above: as a C string */
+					resetStringInfo(&feed->plain);
+					appendBinaryStringInfo(&feed->plain, data, (int) len);
+					if (i == feed->check_col)
+						FetchCheckComparable(feed->plain.data,
+											 feed->cfg->cursor_kind == CURSOR_INTEGER,
+											 feed->cfg->remote_table, feed->names[i]);
+					else if (bad_col < 0 && !FetchTimestampTextComparable(feed->plain.data))
+					{
+						bad_col = i;
+						bad_why = BAD_VALUE_EVENT_FORM;
+					}
+				}
 				break;
 			case FETCH_TEXT:
 				OdbcAppendUtf16(&feed->line, (const SQLWCHAR *) data,
@@ -1257,6 +1298,7 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int
 	state->kind = palloc(sizeof(FetchKind) * state->ncols);
 	state->check_col = -1;
 	state->check_event = -1;
+	state->sqlite = OdbcDriverIsSqlite(conn);
 	for (int i = 0; i < state->ncols; i++)
 	{
 		state->kind[i] = FetchColumnKind(state->block, i);
@@ -1266,8 +1308,9 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int
 		 * value in any column: a cursor value in another form than the
 		 * bounds' sorts apart from them, and fails the cycle.
 		 */
-		if (OdbcTimestampsAsText(conn) && state->kind[i] == FETCH_TEXT && !state->is_masked[i] &&
-			i == cursor_col)
+		if (OdbcTimestampsAsText(conn) &&
+			(state->kind[i] == FETCH_TEXT || state->kind[i] == FETCH_UTF8) &&
+			!state->is_masked[i] && i == cursor_col)
 			state->check_col = i;
 
 		/*
@@ -1276,7 +1319,8 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int
 		 * every window and day, and a repair would delete it from the
 		 * copy.  Such a row is a bad row.
 		 */
-		else if (OdbcTimestampsAsText(conn) && state->kind[i] == FETCH_TEXT &&
+		else if (OdbcTimestampsAsText(conn) &&
+				 (state->kind[i] == FETCH_TEXT || state->kind[i] == FETCH_UTF8) &&
 				 !state->is_masked[i] && i == event_col)
 			state->check_event = i;
 	}

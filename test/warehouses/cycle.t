@@ -43,6 +43,9 @@
 #               take two UTF-16 units, and BIGINT UNSIGNED at its maximum
 #   zero dates  MariaDB: '0000-00-00' and '2026-02-00' as data are bad rows;
 #               as a cursor, like a stamp in 2999, left out and reported
+#   ci keys     MariaDB: keys equal under a case- and accent-insensitive
+#               collation ('a', 'A', 'é', 'e', 'e ') are each their own key in
+#               the copy, and verify and repair agree with the cycles
 #   large pulls 150,000 rows over 300 days, loaded, then all corrected:
 #               through a driver that cannot stream (MariaDB 3.1.15,
 #               SQLite) both pulls go in slices of at most 100,000 rows,
@@ -383,6 +386,7 @@ SQL
     [[ $W == sqlite ]] && timestamps_not_text
     [[ $W == mariadb ]] && values_at_their_limits
     [[ $W == mariadb ]] && zero_dates
+    [[ $W == mariadb ]] && ci_keys
     [[ $W == sqlite ]] && missing_file
     [[ $W == clickhouse ]] && clickhouse_specifics
     [[ $W == postgresql ]] && session_time_zone
@@ -649,6 +653,41 @@ SQL
     wh <<<"INSERT INTO zeros VALUES (7, NULL, NULL, NOW(6) - INTERVAL 1 HOUR);"
     check "$W: a later row still arrives" "success|1" \
         "$(q -c "SELECT status, rows_inserted FROM treble_sync.sync_table('zeros')")"
+}
+
+# MariaDB compares a text key in its column's collation, which for
+# utf8mb4 is case- and accent-insensitive by default (utf8mb4_general_ci)
+# and pads with spaces: 'a', 'A', 'é', 'e' and 'e ' are one key there and
+# five in the copy. treble_sync compares keys as their bytes on both sides
+# (the copy's text equality, and BINARY in the warehouse's statements), so
+# the copy holds every spelling the warehouse holds, each as its own key,
+# and verify and repair agree with the cycles: the days match after the
+# first sync, after a spelling is removed and its day repaired, and after
+# a spelling is rewritten in place.
+ci_keys() {
+    wh <<'SQL'
+DROP TABLE IF EXISTS ci_keys;
+CREATE TABLE ci_keys (k VARCHAR(20) COLLATE utf8mb4_general_ci NOT NULL, v INT,
+    synced_at DATETIME(6)) DEFAULT CHARSET = utf8mb4;
+INSERT INTO ci_keys VALUES ('a', 1, NOW(6) - INTERVAL 3 HOUR), ('A', 2, NOW(6) - INTERVAL 2 HOUR),
+    ('é', 3, NOW(6) - INTERVAL 3 HOUR), ('e', 4, NOW(6) - INTERVAL 2 HOUR),
+    ('e ', 5, NOW(6) - INTERVAL 2 HOUR), ('b', 6, NOW(6) - INTERVAL 2 HOUR);
+SQL
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('ci_keys', 'w', key_columns => '{k}', event_column => 'synced_at')" >/dev/null
+    check "$W: keys equal under a case- and accent-insensitive collation land as their own keys" \
+        "success|6|A 2,a 1,b 6,e 4,e  5,é 3" \
+        "$(q -c "SELECT status, rows_inserted FROM treble_sync.sync_table('ci_keys')" \
+             -c "SELECT string_agg(k || ' ' || v, ',' ORDER BY k COLLATE \"C\") FROM ci_keys" | paste -sd '|')"
+    check "$W: verify finds every day matching" "t|6" \
+        "$(q -c "SELECT bool_and(match), sum(warehouse_rows) FROM treble_sync.verify('ci_keys')")"
+    wh <<<"DELETE FROM ci_keys WHERE k = BINARY 'A'; UPDATE ci_keys SET k = 'É', synced_at = NOW(6) - INTERVAL 1 HOUR WHERE k = BINARY 'é';"
+    q -c "SELECT treble_sync.repair('ci_keys', CAST(now() AS date))" \
+      -c "SELECT treble_sync.repair('ci_keys', CAST(now() - interval '3 hours' AS date))" >/dev/null
+    check "$W: repair converges on the spellings the warehouse holds" \
+        "a 1,b 6,e 4,e  5,É 3|t|5" \
+        "$(q -c "SELECT string_agg(k || ' ' || v, ',' ORDER BY k COLLATE \"C\") FROM ci_keys" \
+             -c "SELECT bool_and(match), sum(warehouse_rows) FROM treble_sync.verify('ci_keys')" | paste -sd '|')"
 }
 
 # A warehouse file that is not there is an error, and is not created.

@@ -73,12 +73,12 @@ GATES = {
     'money': 'PostgreSQL: money',
     'mariadb-nul': 'MariaDB: NUL in text',
     'mariadb-float': 'MariaDB: FLOAT columns',
-    'sqlite-real': 'SQLite: REAL values of 16 and 17 significant digits',
+    'sqlite-real': 'SQLite: REAL values of 16 and 17 significant digits (bad rows: docs/limits.md)',
     'clickhouse-names': "ClickHouse: names holding a quote, an apostrophe, ? or {fn ...}",
     'sqlite-names': 'SQLite: names holding a character beyond the Basic Multilingual Plane',
     'key-scale': 'a numeric key written again with another scale',
     'clickhouse-decimal-scale': 'ClickHouse: a Decimal whose last fraction digits are zeros',
-    'sqlite-plane16': 'SQLite: U+10FFFF in text',
+    'sqlite-plane16': 'SQLite: characters of plane 16 (U+100000..U+10FFFF) in text, numbers, dates and times',
     'clickhouse-text': "ClickHouse: the texts 'NULL' and '\\N', texts that begin with U+FEFF or begin or end with a space",
     'clickhouse-bytes': 'ClickHouse: invalid UTF-8 and NUL in String',
     'clickhouse-nanos': 'ClickHouse: DateTime64 of 7 to 9 fraction digits',
@@ -401,6 +401,15 @@ class Gen:
                 ('DATE', 'date', self.dates(['0001-01-01', '9999-12-31', '2024-02-29', '0000-01-01'])),
                 ('TIMESTAMP', 'ts', self.stamps(ts_edges, p)),
             ]
+            if not gated('sqlite-plane16'):
+                # a character of plane 16 in a number, a date or a time: the
+                # driver's UTF-16 conversion would make it a digit (a bad row)
+                p16 = {'INTEGER': '1\U00100030', 'NUMERIC': '1.\U00100035', 'DATE': '2024-01-0\U00100031',
+                       'TIMESTAMP': '2026-11-01 06:00:0\U00100030'}
+
+                def with_p16(g, v):
+                    return lambda: v if self.chance(0.1) else g()
+                opts = [(a, b, with_p16(c, p16[a]) if a in p16 else c) for a, b, c in opts]
             if gated('sqlite-real'):
                 # 15 significant digits at most
                 opts = [(a, b, c) if a != 'REAL' else
