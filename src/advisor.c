@@ -157,19 +157,30 @@ AdvisorOutside(LatenessHistogram *h)
 	return total;
 }
 
-/* Write one kind's non-empty buckets to treble_sync.lateness. */
+/* Write one kind's non-empty buckets to treble_sync.lateness, at once. */
 static void
 record_histogram(int32 table_id, const char *kind, LatenessHistogram *h)
 {
+	int32		from[ADVISOR_BUCKETS];
+	int32		to[ADVISOR_BUCKETS];
+	int64		rows[ADVISOR_BUCKETS];
+	int64		outside[ADVISOR_BUCKETS];
+	double		max_hours[ADVISOR_BUCKETS];
+	int			n = 0;
+
 	for (int i = 0; i < ADVISOR_BUCKETS; i++)
 	{
-		CHECK_FOR_INTERRUPTS();
 		if (h->rows[i] == 0)
 			continue;
-		CatalogAddLateness(table_id, kind, bucket_from_hours[i],
-						   i + 1 < ADVISOR_BUCKETS ? bucket_from_hours[i + 1] : -1,
-						   h->rows[i], h->outside[i], h->max_hours[i]);
+		from[n] = bucket_from_hours[i];
+		to[n] = i + 1 < ADVISOR_BUCKETS ? bucket_from_hours[i + 1] : -1;
+		rows[n] = h->rows[i];
+		outside[n] = h->outside[i];
+		max_hours[n] = h->max_hours[i];
+		n++;
 	}
+	if (n > 0)
+		CatalogAddLateness(table_id, kind, n, from, to, rows, outside, max_hours);
 }
 
 /*
@@ -187,7 +198,8 @@ AdvisorRecord(TableConfig *cfg, CycleResult *result)
 	record_histogram(cfg->table_id, "correction", &l->corrections);
 	record_histogram(cfg->table_id, "removal", &l->removals);
 	result->rows_late_outside = AdvisorOutside(&l->corrections);
-	CatalogSetLateOutside(result->run_id, result->rows_late_outside);
+	if (result->rows_late_outside > 0)	/* the run row has 0 already */
+		CatalogSetLateOutside(result->run_id, result->rows_late_outside);
 }
 
 /*

@@ -1712,32 +1712,53 @@ CatalogRecordVerification(const char *table_name, const char *cut, int days,
 }
 
 /*
- * Add a bucket of the window advisor's histogram (advisor.c) to today's
- * row of the table's lateness of that kind: rows changed at least
- * from_hours late and less than to_hours (-1: no upper bound), how many
- * of them before the hot window, and the latest of them in hours (kept
- * as an interval of at most 100 years: a BC event is no finer a guide).
+ * Add the n non-empty buckets of one kind of the window advisor's
+ * histogram (advisor.c) to today's rows of the table's lateness, in one
+ * statement: rows changed at least from_hours[i] late and less than
+ * to_hours[i] (-1: no upper bound), how many of them before the hot
+ * window, and the latest of them in hours (kept as an interval of at most
+ * 100 years: a BC event is no finer a guide).
  */
 void
-CatalogAddLateness(int32 table_id, const char *kind, int32 from_hours, int32 to_hours,
-				   int64 rows, int64 outside, double max_hours)
+CatalogAddLateness(int32 table_id, const char *kind, int n, const int32 *from_hours,
+				   const int32 *to_hours, const int64 *rows, const int64 *outside,
+				   const double *max_hours)
 {
-	Oid			types[7] = {INT4OID, TEXTOID, INT4OID, INT4OID, INT8OID, INT8OID, FLOAT8OID};
-	Datum		values[7] = {Int32GetDatum(table_id), CStringGetTextDatum(kind),
-		Int32GetDatum(from_hours), Int32GetDatum(to_hours), Int64GetDatum(rows),
-	Int64GetDatum(outside), Float8GetDatum(max_hours)};
-	char		nulls[7] = {' ', ' ', ' ', to_hours < 0 ? 'n' : ' ', ' ', ' ', ' '};
+	Datum	   *d[5];
+	Datum		values[7];
 
-	Assert(rows > 0 && outside >= 0 && outside <= rows);
+	Assert(n > 0);
+	for (int k = 0; k < 5; k++)
+		d[k] = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+	{
+		Assert(rows[i] > 0 && outside[i] >= 0 && outside[i] <= rows[i]);
+		d[0][i] = Int32GetDatum(from_hours[i]);
+		d[1][i] = Int32GetDatum(to_hours[i]);
+		d[2][i] = Int64GetDatum(rows[i]);
+		d[3][i] = Int64GetDatum(outside[i]);
+		d[4][i] = Float8GetDatum(max_hours[i]);
+	}
+	values[0] = Int32GetDatum(table_id);
+	values[1] = CStringGetTextDatum(kind);
+	values[2] = PointerGetDatum(construct_array(d[0], n, INT4OID, 4, true, TYPALIGN_INT));
+	values[3] = PointerGetDatum(construct_array(d[1], n, INT4OID, 4, true, TYPALIGN_INT));
+	values[4] = PointerGetDatum(construct_array(d[2], n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[5] = PointerGetDatum(construct_array(d[3], n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[6] = PointerGetDatum(construct_array(d[4], n, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	catalog_write("INSERT INTO treble_sync.lateness AS l"
 				  " (table_id, day, kind, late_from_hours, late_to_hours, rows, outside_window, max_late)"
-				  " VALUES ($1, (pg_catalog.now() AT TIME ZONE 'UTC')::pg_catalog.date, $2, $3, $4, $5, $6,"
-				  " pg_catalog.make_interval(secs => LEAST($7, 876000) OPERATOR(pg_catalog.*) 3600))"
+				  " SELECT $1, (pg_catalog.now() AT TIME ZONE 'UTC')::pg_catalog.date, $2, b.f,"
+				  " NULLIF(b.t, -1), b.r, b.o,"
+				  " pg_catalog.make_interval(secs => LEAST(b.m, 876000) OPERATOR(pg_catalog.*) 3600)"
+				  " FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5),"
+				  "                 pg_catalog.unnest($6), pg_catalog.unnest($7)) AS b(f, t, r, o, m)"
 				  " ON CONFLICT (table_id, day, kind, late_from_hours) DO UPDATE"
 				  " SET rows = l.rows OPERATOR(pg_catalog.+) EXCLUDED.rows,"
 				  " outside_window = l.outside_window OPERATOR(pg_catalog.+) EXCLUDED.outside_window,"
 				  " max_late = GREATEST(l.max_late, EXCLUDED.max_late)",
-				  7, types, values, nulls, SPI_OK_INSERT);
+				  7, (Oid[]) {INT4OID, TEXTOID, INT4ARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+				  FLOAT8ARRAYOID}, values, NULL, SPI_OK_INSERT);
 }
 
 /*

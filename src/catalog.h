@@ -102,8 +102,9 @@ extern void CatalogDeleteCheck(int64 check_id);
 extern bool CatalogHasRowChecks(int32 table_id);
 extern void CatalogRecordVerification(const char *table_name, const char *cut, int days,
 									  int mismatched, bool checksum);
-extern void CatalogAddLateness(int32 table_id, const char *kind, int32 from_hours,
-							   int32 to_hours, int64 rows, int64 outside, double max_hours);
+extern void CatalogAddLateness(int32 table_id, const char *kind, int n,
+							   const int32 *from_hours, const int32 *to_hours,
+							   const int64 *rows, const int64 *outside, const double *max_hours);
 extern void CatalogSetLateOutside(int64 run_id, int64 rows);
 extern bool CatalogGetGroup(const char *name, int32 *group_id, Oid *owner, List **members);
 extern char *CatalogTableGroup(int32 table_id);
