@@ -38,6 +38,8 @@
 #   TS_HOT_WINDOW_CHECKS  which values of hot_window_check (keys rows): each
 #                     is a registration of its own of the same warehouse
 #                     table, synced and compared every cycle
+#   TS_RANDOM_GROUP   set: those registrations are one sync group, each
+#                     cycle is one sync_group() (test/warehouses/random_groups.t)
 #
 # Replay a run: TS_RANDOM_SEED=N TS_RANDOM_CYCLES=M prove -v test/warehouses/random.t
 # A failing cycle prints its differences and its changes; a run of fewer
@@ -69,6 +71,7 @@ trap 'rm -rf "$TMP"' EXIT
 REPLAY="TS_RANDOM_SEED=$SEED TS_RANDOM_CYCLES=$CYCLES"
 [[ -n ${TS_WAREHOUSES:-} ]] && REPLAY+=" TS_WAREHOUSES='$TS_WAREHOUSES'"
 [[ -n ${TS_HOT_WINDOW_CHECKS:-} ]] && REPLAY+=" TS_HOT_WINDOW_CHECKS='$TS_HOT_WINDOW_CHECKS'"
+[[ -n ${TS_RANDOM_GROUP:-} ]] && REPLAY+=" TS_RANDOM_GROUP=1"
 echo "# seed $SEED (replay: $REPLAY prove -v test/warehouses/random.t)"
 
 # the destination database of one warehouse
@@ -214,9 +217,9 @@ run_cycle() {
         return 1
     fi
     # one registration, and one copy, per value of hot_window_check
-    for check in "${CHECKS[@]}"; do
-        copy=random_sends_$check
-        if ((cyc == 0)); then
+    if ((cyc == 0)); then
+        for check in "${CHECKS[@]}"; do
+            copy=random_sends_$check
             # (the mass-delete guard is tested elsewhere: random removals may
             # take a large share of a small window, so it is off here)
             q -c "SET client_min_messages = warning" \
@@ -226,8 +229,23 @@ run_cycle() {
                          keep_history => $( [[ $check == "$HISTORY_CHECK" ]] && echo "'400 days'" || echo NULL ))" >/dev/null
             [[ $check == "$HISTORY_CHECK" ]] &&
                 q -c "CREATE TABLE states AS SELECT NULL::timestamptz AS cut, * FROM $copy WITH NO DATA" >/dev/null
+        done
+        # TS_RANDOM_GROUP: the copies are one sync group, cycled together
+        [[ -n ${TS_RANDOM_GROUP:-} ]] &&
+            q -c "SELECT name FROM treble_sync.add_group('random',
+                      ARRAY[$(printf "'random_sends_%s'," "${CHECKS[@]}" | sed 's/,$//')])" >/dev/null
+    fi
+    local group_runs=""
+    [[ -n ${TS_RANDOM_GROUP:-} ]] &&
+        group_runs=$(q -F ' ' -c "SELECT table_name, run_id, status FROM treble_sync.sync_group('random')" 2>&1)
+    for check in "${CHECKS[@]}"; do
+        copy=random_sends_$check
+        if [[ -n ${TS_RANDOM_GROUP:-} ]]; then
+            run=$(awk -v t="$copy" '$1 == t { print $2, $3 }' <<<"$group_runs")
+            [[ -n $run ]] || run=$group_runs    # the error, for the diagnostics
+        else
+            run=$(q -F ' ' -c "SELECT run_id, status FROM treble_sync.sync_table('$copy')" 2>&1)
         fi
-        run=$(q -F ' ' -c "SELECT run_id, status FROM treble_sync.sync_table('$copy')" 2>&1)
         local cut=""
         if [[ $check == "$HISTORY_CHECK" ]]; then
             # the cut of the history: the watermark after the run (the servers' zone is UTC)
