@@ -6,9 +6,10 @@
 #   - its name, version (META.json's, Debian revision after it) and
 #     relations: PostgreSQL 15, unixODBC's libraries and unixodbc, one of
 #     the Debian ODBC drivers recommended;
-#   - it holds the library, the control file and the install script of
-#     META.json's version where Debian's PostgreSQL 15 looks for them, and
-#     the copyright file;
+#   - it holds the library, the control file and every install and upgrade
+#     script of the tree (sql/treble_sync--*.sql, identical: the first
+#     release's install script and one upgrade script per release since)
+#     where Debian's PostgreSQL 15 looks for them, and the copyright file;
 #   - what is installed where the tested PostgreSQL (TS_PG_BIN) looks is
 #     exactly the package's files; with Debian's PostgreSQL the package is
 #     installed through dpkg, owns them and none was changed since;
@@ -71,8 +72,21 @@ dpkg-deb -x "$DEB" "$TMP/deb" 2>/dev/null
 DEB_LIB=$TMP/deb/usr/lib/postgresql/15/lib
 DEB_EXT=$TMP/deb/usr/share/postgresql/15/extension
 check "it holds lib/treble_sync.so" test -f "$DEB_LIB/treble_sync.so"
-check "it holds extension/treble_sync.control and treble_sync--$VERSION.sql" \
-    test -f "$DEB_EXT/treble_sync.control" -a -f "$DEB_EXT/treble_sync--$VERSION.sql"
+# same_scripts DIR: DIR holds the control file and the tree's
+# sql/treble_sync--*.sql, identical, and no other script
+same_scripts() {
+    local f bad=0
+    [[ -f $1/treble_sync.control ]] || { echo "missing: $1/treble_sync.control"; bad=1; }
+    for f in "$ROOT"/sql/treble_sync--*.sql; do
+        cmp -s "$f" "$1/$(basename "$f")" || { echo "differs or missing: $1/$(basename "$f")"; bad=1; }
+    done
+    for f in "$1"/treble_sync--*.sql; do
+        [[ -f $ROOT/sql/$(basename "$f") ]] || { echo "not in the tree: $f"; bad=1; }
+    done
+    return $bad
+}
+check "it holds extension/treble_sync.control and every sql/treble_sync--*.sql of the tree" \
+    same_scripts "$DEB_EXT"
 check "it holds its copyright file" test -f "$TMP/deb/usr/share/doc/$PKG/copyright"
 
 # Every file of the package's lib/ and extension/ is installed, identical,

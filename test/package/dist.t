@@ -9,8 +9,8 @@
 #     .gitattributes marks export-ignore, and none of those;
 #   - unpacked in an empty directory, it builds (make) and installs
 #     (make install DESTDIR=...) with the tested PostgreSQL's pg_config: the
-#     library, the control file and the install script land where that
-#     PostgreSQL looks for them;
+#     library, the control file and every install and upgrade script of the
+#     tree (sql/treble_sync--*.sql) land where that PostgreSQL looks for them;
 #   - it installs the same files into lib/ and extension/ as the Debian
 #     package (TS_DEB, if .ci/run built one).
 #
@@ -71,9 +71,19 @@ check "it installs (make install DESTDIR=...)" \
 
 PKGLIBDIR=$("$PG_CONFIG" --pkglibdir)
 EXTDIR=$("$PG_CONFIG" --sharedir)/extension
-check "the library, the control file and treble_sync--$VERSION.sql are installed" \
-    test -f "$TMP/root$PKGLIBDIR/treble_sync.so" -a -f "$TMP/root$EXTDIR/treble_sync.control" \
-         -a -f "$TMP/root$EXTDIR/treble_sync--$VERSION.sql"
+# every script of the tree installed, identical, and no other
+scripts_installed() {
+    local f bad=0
+    test -f "$TMP/root$PKGLIBDIR/treble_sync.so" -a -f "$TMP/root$EXTDIR/treble_sync.control" || bad=1
+    for f in "$ROOT"/sql/treble_sync--*.sql; do
+        cmp -s "$f" "$TMP/root$EXTDIR/$(basename "$f")" || { echo "differs or missing: $(basename "$f")"; bad=1; }
+    done
+    for f in "$TMP/root$EXTDIR"/treble_sync--*.sql; do
+        [[ -f $ROOT/sql/$(basename "$f") ]] || { echo "not in the tree: $f"; bad=1; }
+    done
+    return $bad
+}
+check "the library, the control file and every sql/treble_sync--*.sql are installed" scripts_installed
 
 # the file lists of lib/ and extension/, each relative to its directory
 list_files() { (cd "$1" 2>/dev/null && find . -type f | sort); }
