@@ -27,7 +27,9 @@
 #     row of the copies and their history tables, and the pg_cron job are as
 #     they were, column by column; the new columns hold what NEWS.md says;
 #   - the updated catalog is the same, object by object, as a fresh
-#     CREATE EXTENSION's (test/upgrade/catalog.sql);
+#     CREATE EXTENSION's (test/upgrade/catalog.sql), and every relation,
+#     column and function named by the statements the library runs against
+#     its catalog (src/*.c, test/upgrade/c_statements.py) exists there;
 #   - after warehouse changes of every kind, the next cycles succeed and
 #     each copy equals its warehouse table row by row; as_of() at the cut
 #     before the update gives the copy as it was then; masked values hash
@@ -46,7 +48,7 @@ FRESH=upgrade_fresh
 TMP=$(mktemp -d)
 TABLES=(up_sends up_versions up_events up_rates up_people up_month up_fail)
 
-echo "1..43"
+echo "1..45"
 
 cleanup() {
     [[ -d $TMP/current ]] && install_files "$TMP/current"
@@ -363,6 +365,42 @@ check "the catalog signature covers the extension ($(wc -l <"$TMP/catalog_fresh"
     "$([[ $(grep -c '^column ' "$TMP/catalog_fresh") -gt 100 && $(grep -c '^function ' "$TMP/catalog_fresh") -gt 40 ]] && echo yes)"
 same "the updated catalog is a fresh install's, object by object (test/upgrade/catalog.sql)" \
     "$TMP/catalog_fresh" "$TMP/catalog_updated"
+
+# What the library expects of the catalog, independently of the scripts:
+# each statement src/*.c runs against its catalog is prepared (not run) in
+# the updated database, its parameters untyped, then all text, integer or
+# bigint. None may name a relation, column or treble_sync function that is
+# not there (42P01, 42703, 42883 naming treble_sync); one that prepares
+# under no typing for another reason is listed.
+python3 "$ROOT/test/upgrade/c_statements.py" "$ROOT" >"$TMP/statements"
+undefined="" unprepared="" prepared=0 total=0
+while IFS=$'\t' read -r file stmt; do
+    total=$((total + 1))
+    nparams=$(grep -o '\$[0-9][0-9]*' <<<"$stmt" | tr -d '$' | sort -n | tail -n 1)
+    errors=""
+    for type in "" text integer bigint; do
+        decl=""
+        if [[ -n $type ]]; then
+            [[ -n $nparams ]] || break
+            decl="($(yes "$type" | head -n "$nparams" | paste -sd ,))"
+        fi
+        if err=$(qd "$DB" -c "PREPARE c_statement$decl AS $stmt" 2>&1); then
+            errors=""
+            prepared=$((prepared + 1))
+            break
+        fi
+        errors+="$err"$'\n'
+    done
+    if grep -qE 'relation .* does not exist|column .* does not exist|function treble_sync\..* does not exist' <<<"$errors"; then
+        undefined+="$file: ${stmt:0:200}"$'\n'"$errors"
+    elif [[ -n $errors ]]; then
+        unprepared+="$file: ${stmt:0:120}: $(head -n 1 <<<"$errors")"$'\n'
+    fi
+done <"$TMP/statements"
+check "every relation, column and function the library's $total catalog statements name exists in the updated catalog" "" "$undefined"
+[[ -z $unprepared ]] || diag "prepared $prepared of $total; not prepared for their parameters' types:" "$unprepared"
+check "the library's catalog statements were found and most prepare whole" yes \
+    "$([[ $total -ge 40 && $prepared -ge $((total * 3 / 4)) ]] && echo yes || echo "$prepared of $total")"
 
 # ---------------------------------------------------------------------------
 # The next cycles, after changes of every kind in the warehouse.
