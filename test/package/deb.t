@@ -22,6 +22,8 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts.sh
+source "$ROOT/test/package/scripts.sh"
 PKG=postgresql-15-treble-sync
 PG_BIN=${TS_PG_BIN:-/usr/lib/postgresql/15/bin}
 PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1)
@@ -72,19 +74,6 @@ dpkg-deb -x "$DEB" "$TMP/deb" 2>/dev/null
 DEB_LIB=$TMP/deb/usr/lib/postgresql/15/lib
 DEB_EXT=$TMP/deb/usr/share/postgresql/15/extension
 check "it holds lib/treble_sync.so" test -f "$DEB_LIB/treble_sync.so"
-# same_scripts DIR: DIR holds the control file and the tree's
-# sql/treble_sync--*.sql, identical, and no other script
-same_scripts() {
-    local f bad=0
-    [[ -f $1/treble_sync.control ]] || { echo "missing: $1/treble_sync.control"; bad=1; }
-    for f in "$ROOT"/sql/treble_sync--*.sql; do
-        cmp -s "$f" "$1/$(basename "$f")" || { echo "differs or missing: $1/$(basename "$f")"; bad=1; }
-    done
-    for f in "$1"/treble_sync--*.sql; do
-        [[ -f $ROOT/sql/$(basename "$f") ]] || { echo "not in the tree: $f"; bad=1; }
-    done
-    return $bad
-}
 check "it holds extension/treble_sync.control and every sql/treble_sync--*.sql of the tree" \
     same_scripts "$DEB_EXT"
 check "it holds its copyright file" test -f "$TMP/deb/usr/share/doc/$PKG/copyright"

@@ -20,6 +20,8 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts.sh
+source "$ROOT/test/package/scripts.sh"
 PG_BIN=${TS_PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_CONFIG=$PG_BIN/pg_config
 
@@ -71,19 +73,8 @@ check "it installs (make install DESTDIR=...)" \
 
 PKGLIBDIR=$("$PG_CONFIG" --pkglibdir)
 EXTDIR=$("$PG_CONFIG" --sharedir)/extension
-# every script of the tree installed, identical, and no other
-scripts_installed() {
-    local f bad=0
-    test -f "$TMP/root$PKGLIBDIR/treble_sync.so" -a -f "$TMP/root$EXTDIR/treble_sync.control" || bad=1
-    for f in "$ROOT"/sql/treble_sync--*.sql; do
-        cmp -s "$f" "$TMP/root$EXTDIR/$(basename "$f")" || { echo "differs or missing: $(basename "$f")"; bad=1; }
-    done
-    for f in "$TMP/root$EXTDIR"/treble_sync--*.sql; do
-        [[ -f $ROOT/sql/$(basename "$f") ]] || { echo "not in the tree: $f"; bad=1; }
-    done
-    return $bad
-}
-check "the library, the control file and every sql/treble_sync--*.sql are installed" scripts_installed
+installed() { test -f "$TMP/root$PKGLIBDIR/treble_sync.so" && same_scripts "$TMP/root$EXTDIR"; }
+check "the library, the control file and every sql/treble_sync--*.sql are installed" installed
 
 # the file lists of lib/ and extension/, each relative to its directory
 list_files() { (cd "$1" 2>/dev/null && find . -type f | sort); }
