@@ -22,7 +22,9 @@
 #   - with the current build's files and the catalog still of the previous
 #     release, every entry point refuses (55000, "treble_sync's catalog is
 #     version X; this library needs Y", hint ALTER EXTENSION ... UPDATE);
-#   - ALTER EXTENSION treble_sync UPDATE: every row of every catalog table
+#   - ALTER EXTENSION treble_sync UPDATE, while a cycle of the previous
+#     release (its files installed again) is held in its pull and finishes
+#     beside it: every row of every catalog table
 #     (registrations, watermarks, runs, checks, quarantine, salts...), every
 #     row of the copies and their history tables, and the pg_cron job are as
 #     they were, column by column; the new columns hold what NEWS.md says;
@@ -48,7 +50,7 @@ FRESH=upgrade_fresh
 TMP=$(mktemp -d)
 TABLES=(up_sends up_versions up_events up_rates up_people up_month up_fail)
 
-echo "1..45"
+echo "1..47"
 
 cleanup() {
     [[ -d $TMP/current ]] && install_files "$TMP/current"
@@ -345,10 +347,48 @@ check "the old session's refused cycle logged no run" "$runs_before" \
     "$(qd "$DB" -c "SELECT count(*) FROM treble_sync.runs")"
 
 # ---------------------------------------------------------------------------
-# ALTER EXTENSION treble_sync UPDATE
-check "ALTER EXTENSION treble_sync UPDATE goes from $OLD to $CURRENT" "$CURRENT" \
-    "$(qd "$DB" -c "ALTER EXTENSION treble_sync UPDATE" -c "SELECT extversion FROM pg_extension WHERE extname = 'treble_sync'" 2>&1)"
-qd "$DB" -c "SELECT * FROM up_catalog_rows() ORDER BY 1" >"$TMP/rows_after"
+# ALTER EXTENSION treble_sync UPDATE while a cycle of the previous release
+# runs: the previous release's files again, a cycle of up_rates held in its
+# pull by a lock on the warehouse table, the current build's files, the
+# update started, the lock released.
+install_files "$TMP/old" || bail "the previous release's files are installed again" "$PKGLIBDIR, $EXTDIR"
+chmod 755 "$TMP"        # the warehouse's server looks for the release file
+whq -c "BEGIN" -c "LOCK TABLE up_rates IN ACCESS EXCLUSIVE MODE" \
+    -c "DO \$\$ BEGIN
+            FOR i IN 1..2400 LOOP   -- 2 minutes at most
+                EXIT WHEN (pg_stat_file('$TMP/release', true)).size IS NOT NULL;
+                PERFORM pg_sleep(0.05);
+            END LOOP;
+        END \$\$" -c "COMMIT" >/dev/null 2>&1 &
+holder=$!
+wait_for() {   # wait_for SECONDS CMD...: until CMD prints something
+    local i
+    for ((i = 0; i < $1 * 10; i++)); do
+        [[ -n $("${@:2}" 2>/dev/null) ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+wait_for 30 whq -c "SELECT 1 FROM pg_locks WHERE relation = 'up_rates'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+qd "$DB" -c "SELECT status FROM treble_sync.sync_table('up_rates')" >"$TMP/held.out" 2>&1 &
+cycle=$!
+held=no
+wait_for 30 whq -c "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%up_rates%'" && held=yes
+check "a cycle of up_rates with $OLD is held in its pull" yes "$held"
+install_files "$TMP/current" || bail "the current build's files are installed" "$PKGLIBDIR, $EXTDIR"
+qd "$DB" -c "ALTER EXTENSION treble_sync UPDATE" >"$TMP/alter.out" 2>&1 &
+alter=$!
+waited=no
+wait_for 3 qd "$DB" -c "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'ALTER EXTENSION%' AND wait_event_type = 'Lock'" && waited=yes
+diag "ALTER EXTENSION UPDATE waited for a lock of the running cycle: $waited"
+touch "$TMP/release"
+wait "$cycle" "$alter" "$holder"
+check "the cycle of $OLD that ran across the update finished" empty "$(cat "$TMP/held.out")"
+check "ALTER EXTENSION treble_sync UPDATE went from $OLD to $CURRENT beside it" "|$CURRENT" \
+    "$(cat "$TMP/alter.out")|$(qd "$DB" -c "SELECT extversion FROM pg_extension WHERE extname = 'treble_sync'" 2>&1)"
+held_run=$(qd "$DB" -c "SELECT max(run_id) FROM treble_sync.runs WHERE table_name = 'up_rates'")
+# every row as it was, but for the run row of that cycle
+qd "$DB" -c "SELECT * FROM up_catalog_rows() ORDER BY 1" | grep -v "^runs .*\"run_id\": $held_run[,}]" >"$TMP/rows_after"
 same "every row of the catalog, the copies, their history and the pg_cron job is as it was" \
     "$TMP/rows_before" "$TMP/rows_after"
 check "existing registrations get revision 1" "1|7" \
