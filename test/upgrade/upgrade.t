@@ -80,13 +80,31 @@ check "every install and upgrade script of a release tag is in the tree unchange
 PREV=$(previous_release) ||
     bail "the previous release is found" "no tag v* and no commit $FIRST_RELEASE_COMMIT in $ROOT: fetch the tags (git fetch --tags)"
 CURRENT=$(sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" "$ROOT/treble_sync.control")
-mkdir -p "$TMP/src" "$TMP/old"
-if git -C "$ROOT" archive "$PREV" | tar -x -C "$TMP/src" &&
+# The build is cached by the release's commit and the server it is built
+# for (pg_config's path and version, its pg_config.h): a second run reuses
+# it. TS_UPGRADE_CACHE names the cache (default, as root,
+# /var/cache/treble_sync/upgrade, else ~/.cache/treble_sync/upgrade).
+if [[ $(id -u) == 0 ]]; then
+    CACHE=${TS_UPGRADE_CACHE:-/var/cache/treble_sync/upgrade}
+else
+    CACHE=${TS_UPGRADE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/treble_sync/upgrade}
+fi
+KEY=$(git -C "$ROOT" rev-parse "$PREV^{commit}")-$(
+    { echo "$PG_CONFIG"; "$PG_CONFIG" --version; cat "$("$PG_CONFIG" --includedir-server)/pg_config.h"; } | md5sum | cut -c1-12)
+mkdir -p "$TMP/src"
+if [[ -f $CACHE/$KEY/treble_sync.so ]]; then
+    ln -s "$CACHE/$KEY" "$TMP/old"
+    ok "the previous release ($PREV) built with $PG_CONFIG is cached ($CACHE/$KEY)"
+elif git -C "$ROOT" archive "$PREV" | tar -x -C "$TMP/src" &&
     make -C "$TMP/src" -s -j2 PG_CONFIG="$PG_CONFIG" >"$TMP/build.log" 2>&1 &&
     make -C "$TMP/src" -s install DESTDIR="$TMP/root" PG_CONFIG="$PG_CONFIG" >>"$TMP/build.log" 2>&1 &&
+    mkdir -p "$TMP/old" &&
     cp "$TMP/root$PKGLIBDIR/treble_sync.so" "$TMP/root$EXTDIR"/treble_sync.control \
         "$TMP/root$EXTDIR"/treble_sync--*.sql "$TMP/old/"; then
     ok "the previous release ($PREV) builds and installs (DESTDIR) with $PG_CONFIG"
+    # into the cache whole or not at all
+    mkdir -p "$CACHE" && cp -a "$TMP/old" "$CACHE/.$KEY.$$" &&
+        mv -T "$CACHE/.$KEY.$$" "$CACHE/$KEY" 2>/dev/null || rm -rf "$CACHE/.$KEY.$$"
 else
     bail "the previous release ($PREV) builds and installs (DESTDIR) with $PG_CONFIG" "$(tail -n 30 "$TMP/build.log")"
 fi
