@@ -14,8 +14,9 @@
 #     column and history; upsert with an integer cursor and a two-column
 #     key, checking rows; append; snapshot; masked columns with bad rows
 #     quarantined; a partitioned copy loaded in chunks; a
-#     failing quality check, which leaves a failed run), a pg_cron
-#     schedule, and cycles with warehouse changes between them;
+#     failing quality check, which leaves a failed run; a table of the
+#     SQLite warehouse), a pg_cron schedule, and cycles with warehouse
+#     changes between them;
 #   - a session that loaded the previous library before the current build's
 #     files were put back starts a cycle: its worker, running the new
 #     library, refuses it and does nothing;
@@ -48,9 +49,11 @@ export PGDATESTYLE=ISO
 DB=tap
 FRESH=upgrade_fresh
 TMP=$(mktemp -d)
-TABLES=(up_sends up_versions up_events up_rates up_people up_month up_fail)
+TABLES=(up_sends up_versions up_events up_rates up_people up_month up_fail up_lite)
+# SQL on the SQLite warehouse (a file)
+liteq() { sqlite3 -batch -bail -noheader -separator '|' "$TS_SQLITE_DB" "$@"; }
 
-echo "1..47"
+echo "1..49"
 
 cleanup() {
     [[ -d $TMP/current ]] && install_files "$TMP/current"
@@ -61,6 +64,7 @@ cleanup() {
         -c "DROP FUNCTION IF EXISTS up_catalog_rows(), up_refusal(text)" >/dev/null 2>&1
     "$PG_BIN/psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS $FRESH" >/dev/null 2>&1
     whq -c "DROP TABLE IF EXISTS $(IFS=,; echo "${TABLES[*]}")" >/dev/null 2>&1
+    liteq "DROP TABLE IF EXISTS up_lite" >/dev/null 2>&1
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -139,6 +143,12 @@ INSERT INTO up_fail SELECT g, g * 10, timestamp '2026-11-28 10:00' FROM generate
 UPDATE up_fail SET amount = 500 WHERE id = 5;   -- outside the range its check allows
 GRANT SELECT ON up_sends, up_versions, up_events, up_rates, up_people, up_month, up_fail TO reader;
 SQL
+liteq >/dev/null <<'SQL' || bail "the SQLite warehouse table is made" "$TS_SQLITE_DB"
+DROP TABLE IF EXISTS up_lite;
+CREATE TABLE up_lite (id INTEGER NOT NULL, name VARCHAR(40), synced_at TIMESTAMP NOT NULL);
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 30)
+INSERT INTO up_lite SELECT n, 'n' || n, '2026-11-28 10:00:00' FROM g;
+SQL
 
 # ---------------------------------------------------------------------------
 # The registrations, with the previous release.
@@ -159,6 +169,10 @@ BEGIN
                    current_setting('treble_test.wh_odbc'));
     EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER upwh OPTIONS (user %L, password %L)',
                    current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
+    -- a file takes no login
+    EXECUTE format('CREATE SERVER uplite FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
+                   current_setting('treble_test.sqlite_odbc'));
+    CREATE USER MAPPING FOR CURRENT_USER SERVER uplite;
 END
 $$;
 -- a partitioned copy, and a copy whose code column is narrower than the warehouse's
@@ -185,12 +199,13 @@ SELECT name FROM treble_sync.add_table('up_people', 'upwh', key_columns => '{per
 SELECT name FROM treble_sync.add_table('up_month', 'upwh', key_columns => '{send_id}',
     event_column => 'scheduled_at', initial_chunk => '20 days');
 SELECT name FROM treble_sync.add_table('up_fail', 'upwh', key_columns => '{id}');
+SELECT name FROM treble_sync.add_table('up_lite', 'uplite', key_columns => '{id}');
 SELECT kind FROM treble_sync.add_check('up_fail', 'range', column_name => 'amount', min => 0, max => 100);
 SELECT kind FROM treble_sync.add_check('up_sends', 'not_null', column_name => 'status');
 SELECT treble_sync.schedule('up_sends', '0 3 1 1 *') > 0;
 SQL
 )
-expected=$(printf '%s\n' "$OLD" up_sends up_versions up_events up_rates up_people up_month up_fail range not_null t)
+expected=$(printf '%s\n' "$OLD" up_sends up_versions up_events up_rates up_people up_month up_fail up_lite range not_null t)
 [[ $out == "$expected" ]] || bail "with $OLD: registrations of every kind, two checks and a pg_cron schedule" "$out"
 ok "with $OLD: registrations of every kind, two checks and a pg_cron schedule"
 
@@ -204,7 +219,7 @@ sync() {
 statuses() { printf '%s success\n' "$@"; }
 
 check "with $OLD: the first cycles load every table; up_fail's check fails it" \
-    "$(statuses up_sends up_versions up_events up_rates up_people up_month; echo up_fail failed)" \
+    "$(statuses up_sends up_versions up_events up_rates up_people up_month; echo up_fail failed; statuses up_lite)" \
     "$(sync "${TABLES[@]}")"
 
 whq >/dev/null <<'SQL'
@@ -218,8 +233,9 @@ UPDATE up_rates SET rate = 1.0900 WHERE code = 'USD';
 UPDATE up_people SET code = 'x' || person_id, synced_at = '2026-11-28 11:00' WHERE person_id IN (4, 5);
 UPDATE up_month SET status = 'opened', synced_at = '2026-11-28 08:00' WHERE send_id % 9 = 0;
 SQL
+liteq "UPDATE up_lite SET name = 'm' || id, synced_at = '2026-11-28 11:00:00' WHERE id % 4 = 0; INSERT INTO up_lite VALUES (31, 'n31', '2026-11-28 11:00:00')"
 check "with $OLD: the second cycles apply the warehouse's changes" \
-    "$(statuses up_sends up_versions up_events up_rates up_people up_month; echo up_fail failed)" \
+    "$(statuses up_sends up_versions up_events up_rates up_people up_month; echo up_fail failed; statuses up_lite)" \
     "$(sync "${TABLES[@]}")"
 
 # compare TABLE COLUMNS KEY: the copy equals the warehouse table, row by row
@@ -233,7 +249,14 @@ compare() {
     dump "$@"
     same "$4: the copy of $t equals the warehouse's, row by row" "$TMP/wh.$t" "$TMP/copy.$t"
 }
+# compare_lite LABEL: the copy of up_lite equals the SQLite table, row by row
+compare_lite() {
+    liteq "SELECT id, name, synced_at FROM up_lite ORDER BY id" >"$TMP/wh.up_lite" 2>&1
+    qd "$DB" -c "SELECT id, name, synced_at FROM up_lite ORDER BY id" -F '|' >"$TMP/copy.up_lite" 2>&1
+    same "$1: the copy of up_lite equals the SQLite warehouse's, row by row" "$TMP/wh.up_lite" "$TMP/copy.up_lite"
+}
 compare_all() {
+    compare_lite "$1"
     compare up_sends '*' send_id "$1"
     compare up_versions '*' 'account, item' "$1"
     compare up_events '*' event_id "$1"
@@ -409,7 +432,7 @@ held_run=$(qd "$DB" -c "SELECT max(run_id) FROM treble_sync.runs WHERE table_nam
 qd "$DB" -c "SELECT * FROM up_catalog_rows() ORDER BY 1" | grep -v "^runs .*\"run_id\": $held_run[,}]" >"$TMP/rows_after"
 same "every row of the catalog, the copies, their history and the pg_cron job is as it was" \
     "$TMP/rows_before" "$TMP/rows_after"
-check "existing registrations get revision 1" "1|7" \
+check "existing registrations get revision 1" "1|8" \
     "$(qd "$DB" -c "SELECT min(revision) || '|' || count(*) FROM treble_sync.tables WHERE revision = 1")"
 check "quarantine rows of $OLD get NULL cursor_value, row_digest and resolved_run_id, and failed_run false" "1|0" \
     "$(qd "$DB" -c "SELECT count(*) FILTER (WHERE cursor_value IS NULL AND row_digest IS NULL AND resolved_run_id IS NULL AND NOT failed_run), count(*) FILTER (WHERE failed_run) FROM treble_sync.quarantine" -F '|')"
@@ -481,6 +504,7 @@ UPDATE up_month SET scheduled_at = scheduled_at - interval '20 days', synced_at 
 INSERT INTO up_month VALUES (100, 'queued', '2026-12-01 08:00', '2026-11-29 09:30');
 UPDATE up_fail SET amount = 50, synced_at = '2026-11-28 12:00' WHERE amount > 100;
 SQL
+liteq "UPDATE up_lite SET name = 'u' || id, synced_at = '2026-11-28 12:00:00' WHERE id % 5 = 0; INSERT INTO up_lite VALUES (32, 'n32', '2026-11-28 12:00:00')"
 check "with $CURRENT: the next cycles succeed, up_fail's included" \
     "$(statuses "${TABLES[@]}")" "$(sync "${TABLES[@]}")"
 compare_all "with $CURRENT"
