@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by deb.t and dist.t, which set ROOT (the tree).
 
 # same_scripts DIR: DIR (an extension directory) holds the control file

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers of the upgrade suite (test/upgrade/*.t), sourced by a script.
 #
 # Expects the clusters of .ci/clusters to be running and their env file

@@ -429,7 +429,7 @@ check "ALTER EXTENSION treble_sync UPDATE went from $OLD to $CURRENT beside it" 
     "$(cat "$TMP/alter.out")|$(qd "$DB" -c "SELECT extversion FROM pg_extension WHERE extname = 'treble_sync'" 2>&1)"
 held_run=$(qd "$DB" -c "SELECT max(run_id) FROM treble_sync.runs WHERE table_name = 'up_rates'")
 # every row as it was, but for the run row of that cycle
-qd "$DB" -c "SELECT * FROM up_catalog_rows() ORDER BY 1" | grep -v "^runs .*\"run_id\": $held_run[,}]" >"$TMP/rows_after"
+qd "$DB" -c "SELECT * FROM up_catalog_rows() ORDER BY 1" | grep -v "^runs .*\"run_id\": ${held_run}[,}]" >"$TMP/rows_after"
 same "every row of the catalog, the copies, their history and the pg_cron job is as it was" \
     "$TMP/rows_before" "$TMP/rows_after"
 check "existing registrations get revision 1" "1|8" \
