@@ -41,7 +41,8 @@ OBJS = \
 	src/localsql.o \
 	src/recovery.o \
 	src/advisor.o \
-	src/group.o
+	src/group.o \
+	src/version.o
 
 # The install script of the first release and one upgrade script per release
 # since (CONTRIBUTING.md, "Releases"): CREATE EXTENSION runs them in order.
@@ -71,6 +72,8 @@ ISOLATION_TEST_OPTS = --inputdir=. --outputdir=output_iso --load-extension=dblin
                       --dbname=isolation_regression_$(EXTENSION)
 
 SHLIB_LINK += -lodbc -lodbcinst -lpthread
+# the release the library is, whose catalog it needs (src/version.c)
+PG_CPPFLAGS += -DTREBLE_SYNC_VERSION='"$(EXTVERSION)"'
 PG_CPPFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 
 PG_CONFIG ?= pg_config

@@ -551,3 +551,15 @@ COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last ru
 -- from the 0.1.0 text when it was written inside a quoted literal.
 COMMENT ON FUNCTION treble_sync.alter_table IS
     'change options of a registration; NULL leaves an option as it is, '''' clears a text option';
+
+-- pg_dump and pg_restore: the identity sequences of the configuration
+-- tables come back with their rows (pg_extension_config_dump dumps a
+-- sequence's state), so that a registration, a check or a group made after
+-- a restore takes an id of its own rather than one a restored row holds.
+-- The run log is not dumped, but the history tables (the copies' own) name
+-- runs by id (ts_opened_by, ts_closed_by, ts_rewound_by): the next run
+-- after a restore must not take the id of a run they name.
+SELECT pg_catalog.pg_extension_config_dump('treble_sync.tables_table_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('treble_sync.checks_check_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('treble_sync.runs_run_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('treble_sync.groups_group_id_seq', '');

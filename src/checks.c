@@ -31,6 +31,7 @@
 #include "catalog.h"
 #include "checks.h"
 #include "recovery.h"
+#include "version.h"
 #include "security.h"
 
 /*
@@ -150,6 +151,7 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 	bool	   *enulls;
 	int			n;
 
+	VersionRequireCatalog("add_check()");
 	RecoveryRequirePrimary("add_check()");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -276,6 +278,7 @@ treble_sync_drop_check(PG_FUNCTION_ARGS)
 
 	Assert(!PG_ARGISNULL(0));
 	check_id = PG_GETARG_INT64(0);
+	VersionRequireCatalog("drop_check()");
 	RecoveryRequirePrimary("drop_check()");
 	if (!CatalogCheckTable(check_id, &owner, &name))
 		PG_RETURN_BOOL(false);

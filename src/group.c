@@ -39,6 +39,7 @@
 #include "launch.h"
 #include "process.h"
 #include "recovery.h"
+#include "version.h"
 #include "security.h"
 
 /* The group's name argument: not NULL, not empty. */
@@ -158,6 +159,7 @@ treble_sync_add_group(PG_FUNCTION_ARGS)
 	List	   *ids;
 	List	   *members;
 
+	VersionRequireCatalog("add_group()");
 	RecoveryRequirePrimary("add_group()");
 	name = group_name_arg(fcinfo);
 	if (CatalogGetGroup(name, &group_id, &owner, &members))
@@ -187,6 +189,7 @@ treble_sync_alter_group(PG_FUNCTION_ARGS)
 	List	   *members;
 	List	   *ids;
 
+	VersionRequireCatalog("alter_group()");
 	RecoveryRequirePrimary("alter_group()");
 	name = group_name_arg(fcinfo);
 	require_group(name, &group_id, &owner, &members);
@@ -216,6 +219,7 @@ treble_sync_remove_group(PG_FUNCTION_ARGS)
 	Oid			owner;
 	List	   *members;
 
+	VersionRequireCatalog("remove_group()");
 	RecoveryRequirePrimary("remove_group()");
 	name = group_name_arg(fcinfo);
 	require_group(name, &group_id, &owner, &members);
@@ -241,6 +245,7 @@ treble_sync_sync_group(PG_FUNCTION_ARGS)
 	List	   *members;
 	ListCell   *lc;
 
+	VersionRequireCatalog("sync_group()");
 	RecoveryRequirePrimary("sync_group()");
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,

@@ -50,6 +50,7 @@
 #include "lockwait.h"
 #include "odbc.h"
 #include "recovery.h"
+#include "version.h"
 #include "security.h"
 
 
@@ -539,6 +540,7 @@ treble_sync_history_capture(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("treble_sync.history_capture() must be an AFTER ... FOR EACH STATEMENT trigger")));
+	VersionRequireCatalog("history_capture()");
 	if (rewinding)
 		return PointerGetDatum(NULL);
 
@@ -663,6 +665,7 @@ treble_sync_history_query(PG_FUNCTION_ARGS)
 	char	   *keys;
 	char	   *sql;
 
+	VersionRequireCatalog("history_query()");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -856,6 +859,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	int64		run_id;
 	MemoryContext caller_cxt;
 
+	VersionRequireCatalog("rewind()");
 	RecoveryRequirePrimary("rewind()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	if (PG_ARGISNULL(1))

@@ -1907,7 +1907,10 @@ validate_option_value(DefElem *def)
  * an empty name or a context that is no catalog's (0 included) is an
  * unknown option, a NULL element is refused by untransformRelOptions(), an
  * option with no value by defGetString().  It only checks: it connects to
- * nothing and changes nothing.
+ * nothing and changes nothing.  It reads none of the extension's tables,
+ * so it does not check that the catalog is this library's release
+ * (version.c): a restore by pg_upgrade creates the servers while the
+ * extension still has the old cluster's version.
  */
 PG_FUNCTION_INFO_V1(treble_sync_fdw_validator);
 

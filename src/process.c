@@ -27,6 +27,7 @@
 #include "odbc.h"
 #include "process.h"
 #include "security.h"
+#include "version.h"
 
 /* maintenance_work_mem of a worker (the default is 64MB) */
 #define WORKER_MAINTENANCE_WORK_MEM "16MB"
@@ -195,6 +196,11 @@ ProcessInitHelper(Oid database_id, Oid session_user_id, Oid user_id, int lock_ti
 	ProcessStartSignals();
 	ProcessConnect(database_id, session_user_id, user_id);
 	ProcessSetLockTimeout(lock_timeout);
+
+	/* the catalog may have changed release since the cycle's worker started */
+	StartTransactionCommand();
+	VersionRequireCatalog("sync_table()");
+	CommitTransactionCommand();
 }
 
 /*

@@ -24,6 +24,7 @@
 #include "utils/builtins.h"
 
 #include "recovery.h"
+#include "version.h"
 
 /*
  * Error out if this server is a standby (in recovery); funcname is the
@@ -44,16 +45,22 @@ RecoveryRequirePrimary(const char *funcname)
 
 /*
  * require_primary(funcname): the same check for the entry points written
- * in PL/pgSQL (schedule(), schedule_all(), unschedule()).  It only tells
+ * in PL/pgSQL (schedule(), schedule_all(), unschedule()), and the check
+ * that the catalog is this library's release (version.c).  It only tells
  * whether the server is in recovery, which pg_is_in_recovery() tells
- * anyone anyway.  STRICT: require_primary(NULL) checks nothing.
+ * anyone anyway, and the extension's version, which pg_extension tells
+ * anyone.  STRICT: require_primary(NULL) checks nothing.
  */
 PG_FUNCTION_INFO_V1(treble_sync_require_primary);
 
 Datum
 treble_sync_require_primary(PG_FUNCTION_ARGS)
 {
+	char	   *funcname;
+
 	Assert(!PG_ARGISNULL(0));	/* STRICT */
-	RecoveryRequirePrimary(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	funcname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	VersionRequireCatalog(funcname);
+	RecoveryRequirePrimary(funcname);
 	PG_RETURN_VOID();
 }

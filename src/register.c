@@ -41,6 +41,7 @@
 #include "odbc.h"
 #include "schema.h"
 #include "recovery.h"
+#include "version.h"
 #include "security.h"
 
 #include <sqlucode.h>
@@ -712,6 +713,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	char	   *other;
 	List	   *type_overrides = NIL;
 
+	VersionRequireCatalog("add_table()");
 	RecoveryRequirePrimary("add_table()");
 	memset(&cfg, 0, sizeof(cfg));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -922,6 +924,7 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	bool		reset;
 
+	VersionRequireCatalog("alter_table()");
 	RecoveryRequirePrimary("alter_table()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	require_owner(cfg);
@@ -1037,6 +1040,7 @@ treble_sync_remove_table(PG_FUNCTION_ARGS)
 	bool		drop_local;
 	char	   *relname;
 
+	VersionRequireCatalog("remove_table()");
 	RecoveryRequirePrimary("remove_table()");
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,

@@ -25,6 +25,7 @@
 #include "launch.h"
 #include "process.h"
 #include "recovery.h"
+#include "version.h"
 #include "security.h"
 
 
@@ -52,6 +53,7 @@ run_named(const char *name, const char *funcname, const char *action, bool full)
 {
 	TableConfig *cfg;
 
+	VersionRequireCatalog(funcname);
 	RecoveryRequirePrimary(funcname);
 	require_read_committed(funcname);
 	cfg = CatalogGetTable(name, false);
@@ -110,6 +112,7 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	List	   *runs;
 	char	   *server = NULL;
 
+	VersionRequireCatalog("sync_all()");
 	RecoveryRequirePrimary("sync_all()");
 	require_read_committed("sync_all()");
 	if (!PG_ARGISNULL(0))

@@ -43,6 +43,7 @@
  *	             attempt.c/h    the state of one attempt at a cycle
  *	             lockwait.c/h   a table's cycle lock, and who blocks a worker
  *	             recovery.c/h   refusing work on a standby
+ *	             version.c/h    refusing a catalog of another release
  *	  base       cursor.c/h     cursor values as the catalog keeps them
  *	             redact.c/h     warehouse values kept out of errors and logs
  *	             option.c/h     server and user-mapping options, the connection string

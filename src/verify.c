@@ -49,6 +49,7 @@
 #include "odbc.h"
 #include "process.h"
 #include "recovery.h"
+#include "version.h"
 #include "schema.h"
 #include "security.h"
 #include "stage.h"
@@ -328,6 +329,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	int			nestlevel;
 	SecurityState as_owner;
 
+	VersionRequireCatalog("verify()");
 	RecoveryRequirePrimary("verify()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	daycol = cfg->event_column ? cfg->event_column :
@@ -467,6 +469,7 @@ treble_sync_repair(PG_FUNCTION_ARGS)
 	TableConfig *cfg;
 
 	Assert(!PG_ARGISNULL(0) && !PG_ARGISNULL(1));
+	VersionRequireCatalog("repair()");
 	RecoveryRequirePrimary("repair()");
 	if (DATE_NOT_FINITE(PG_GETARG_DATEADT(1)))
 		ereport(ERROR,

@@ -67,6 +67,7 @@
 #include "redact.h"
 #include "security.h"
 #include "stage.h"
+#include "version.h"
 #include "worker.h"
 
 /* What a chunk helper gets, in bgw_extra. */
@@ -183,6 +184,7 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	MemoryContextSwitchTo(cxt);
+	VersionRequireCatalog("sync_table()");
 
 	/* lock first, then read the configuration: its watermark is current */
 	LockWaitCycleTag(tag, slot->table_id);
@@ -789,6 +791,7 @@ begin_group_run(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	MemoryContextSwitchTo(cxt);
+	VersionRequireCatalog("sync_group()");
 	PushActiveSnapshot(GetTransactionSnapshot());
 	g->name = CatalogGroupName(slot->group_id);
 	if (g->name == NULL || !CatalogGetGroup(g->name, &group_id, &owner, &members))
@@ -1074,7 +1077,10 @@ treble_sync_worker_main(Datum main_arg)
 	if (toc == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the shared memory segment of a treble_sync worker has a bad magic number")));
+				 errmsg("treble_sync cycle worker was started by a session that runs another release of treble_sync"),
+				 errdetail("Its shared memory segment has a bad magic number: this worker runs the library of treble_sync %s, "
+						   "installed after the session loaded its own; it did nothing.", TREBLE_SYNC_VERSION),
+				 errhint("Run ALTER EXTENSION treble_sync UPDATE in the session's database, then the call again from a new session.")));
 	slot = shm_toc_lookup(toc, WORKER_SLOT_KEY, false);
 	Assert(slot->table_id > 0 && slot->group_id >= 0 && OidIsValid(slot->database_id));
 

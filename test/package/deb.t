@@ -6,9 +6,10 @@
 #   - its name, version (META.json's, Debian revision after it) and
 #     relations: PostgreSQL 15, unixODBC's libraries and unixodbc, one of
 #     the Debian ODBC drivers recommended;
-#   - it holds the library, the control file and the install script of
-#     META.json's version where Debian's PostgreSQL 15 looks for them, and
-#     the copyright file;
+#   - it holds the library, the control file and every install and upgrade
+#     script of the tree (sql/treble_sync--*.sql, identical: the first
+#     release's install script and one upgrade script per release since)
+#     where Debian's PostgreSQL 15 looks for them, and the copyright file;
 #   - what is installed where the tested PostgreSQL (TS_PG_BIN) looks is
 #     exactly the package's files; with Debian's PostgreSQL the package is
 #     installed through dpkg, owns them and none was changed since;
@@ -21,6 +22,8 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts.sh
+source "$ROOT/test/package/scripts.sh"
 PKG=postgresql-15-treble-sync
 PG_BIN=${TS_PG_BIN:-/usr/lib/postgresql/15/bin}
 PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1)
@@ -71,8 +74,8 @@ dpkg-deb -x "$DEB" "$TMP/deb" 2>/dev/null
 DEB_LIB=$TMP/deb/usr/lib/postgresql/15/lib
 DEB_EXT=$TMP/deb/usr/share/postgresql/15/extension
 check "it holds lib/treble_sync.so" test -f "$DEB_LIB/treble_sync.so"
-check "it holds extension/treble_sync.control and treble_sync--$VERSION.sql" \
-    test -f "$DEB_EXT/treble_sync.control" -a -f "$DEB_EXT/treble_sync--$VERSION.sql"
+check "it holds extension/treble_sync.control and every sql/treble_sync--*.sql of the tree" \
+    same_scripts "$DEB_EXT"
 check "it holds its copyright file" test -f "$TMP/deb/usr/share/doc/$PKG/copyright"
 
 # Every file of the package's lib/ and extension/ is installed, identical,

@@ -9,8 +9,8 @@
 #     .gitattributes marks export-ignore, and none of those;
 #   - unpacked in an empty directory, it builds (make) and installs
 #     (make install DESTDIR=...) with the tested PostgreSQL's pg_config: the
-#     library, the control file and the install script land where that
-#     PostgreSQL looks for them;
+#     library, the control file and every install and upgrade script of the
+#     tree (sql/treble_sync--*.sql) land where that PostgreSQL looks for them;
 #   - it installs the same files into lib/ and extension/ as the Debian
 #     package (TS_DEB, if .ci/run built one).
 #
@@ -20,6 +20,8 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts.sh
+source "$ROOT/test/package/scripts.sh"
 PG_BIN=${TS_PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_CONFIG=$PG_BIN/pg_config
 
@@ -71,9 +73,8 @@ check "it installs (make install DESTDIR=...)" \
 
 PKGLIBDIR=$("$PG_CONFIG" --pkglibdir)
 EXTDIR=$("$PG_CONFIG" --sharedir)/extension
-check "the library, the control file and treble_sync--$VERSION.sql are installed" \
-    test -f "$TMP/root$PKGLIBDIR/treble_sync.so" -a -f "$TMP/root$EXTDIR/treble_sync.control" \
-         -a -f "$TMP/root$EXTDIR/treble_sync--$VERSION.sql"
+installed() { test -f "$TMP/root$PKGLIBDIR/treble_sync.so" && same_scripts "$TMP/root$EXTDIR"; }
+check "the library, the control file and every sql/treble_sync--*.sql are installed" installed
 
 # the file lists of lib/ and extension/, each relative to its directory
 list_files() { (cd "$1" 2>/dev/null && find . -type f | sort); }

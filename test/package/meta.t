@@ -3,7 +3,9 @@
 # META.json is valid for PGXN: the fields the PGXN Meta Spec 1.0.0
 # (https://pgxn.org/spec/) requires are there with the types it gives,
 # the optional ones used have the right types, and the version is the one
-# the control file, the Makefile and debian/changelog say. Prints TAP.
+# the control file, the Makefile and debian/changelog say; the install and
+# upgrade scripts lead to that version from every release, and NEWS.md has
+# its section. Prints TAP.
 #
 # No validator of the spec is packaged for Debian or published on npm
 # (PGXN's own, PGXN::Meta::Validator, is a CPAN module), so the rules are
@@ -153,6 +155,55 @@ check(pv.get("version") == version, "provides.treble_sync.version is META.json's
 cl = re.match(r"^\S+ \(([^)-]+)(-[^)]*)?\)", read("debian/changelog"))
 check(cl and cl.group(1) == version, "debian/changelog's upstream version is META.json's version",
       cl and cl.group(1))
+
+# --- the scripts: CREATE EXTENSION and ALTER EXTENSION UPDATE find a path
+# to the version from the first release's install script, and from every
+# earlier release (its tag v*, when the clone has tags); NEWS.md says what
+# the version changed
+import glob
+import subprocess
+
+installs, upgrades = set(), {}
+for path in glob.glob(os.path.join(ROOT, "sql", "treble_sync--*.sql")):
+    parts = os.path.basename(path)[len("treble_sync--"):-len(".sql")].split("--")
+    if len(parts) == 1:
+        installs.add(parts[0])
+    elif len(parts) == 2:
+        upgrades.setdefault(parts[0], set()).add(parts[1])
+
+
+def reaches(start, goal):
+    seen, todo = {start}, [start]
+    while todo:
+        v = todo.pop()
+        if v == goal:
+            return True
+        for w in upgrades.get(v, ()):
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return False
+
+
+check(len(installs) == 1, "sql/ holds one install script (the first release's); every later version is an upgrade script",
+      repr(sorted(installs)))
+check(all(reaches(v, version) for v in installs),
+      "the upgrade scripts lead from the install script to META.json's version", repr(upgrades))
+try:
+    tags = subprocess.run(["git", "-C", ROOT, "tag", "--list", "v[0-9]*"], capture_output=True,
+                          text=True, check=True).stdout.split()
+except (OSError, subprocess.CalledProcessError):
+    tags = []
+released = sorted(t[1:] for t in tags if t[1:] != version)
+check(all(reaches(v, version) for v in released),
+      "ALTER EXTENSION treble_sync UPDATE leads from every release tagged (v*) to META.json's version",
+      repr([v for v in released if not reaches(v, version)]))
+try:
+    news = read("NEWS.md")
+except OSError:
+    news = ""
+check(re.search(r"^## " + re.escape(str(version)) + r"\b", news, re.M),
+      "NEWS.md has a section for META.json's version (## " + str(version) + ")")
 
 print(f"1..{len(tests)}")
 for i, (ok, name, diag) in enumerate(tests, 1):
