@@ -4,9 +4,11 @@
  *	  The ODBC layer: connecting to a warehouse, statements and their
  *	  parameters, the driver's errors, cancelling a remote call (odbc.c).
  *
- * The only header that brings in the ODBC API (<sql.h>, <sqlext.h>);
- * files that include it talk to the warehouse.  Which options make the
- * connection string is option.c's business, not this one's.
+ * The header that brings in the ODBC API (<sql.h>, <sqlext.h>); files
+ * that include it, or fetch.h, deparse.h or stage.h, which need its types,
+ * talk to the warehouse.  option.c includes the driver manager's headers
+ * itself, only to look drivers up in odbcinst.ini.  Which options make
+ * the connection string is option.c's business, not this one's.
  *
  *-------------------------------------------------------------------------
  */

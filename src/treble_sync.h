@@ -6,10 +6,11 @@
  * Shared here: the registration (TableConfig), what a cycle did
  * (CycleResult), a chunk of a first load, the settings, the opaque
  * warehouse connection and two general helpers.  Each module declares the
- * rest in its own header, which says what the module owns.  Only odbc.h
- * brings in the ODBC API; the headers of the files that talk to the
- * warehouse (fetch.h, deparse.h, schema.h, stage.h) include it for its
- * types.
+ * rest in its own header, which says what the module owns.  odbc.h is the
+ * header that brings in the ODBC API; the headers of the files that talk
+ * to the warehouse (fetch.h, deparse.h, stage.h) include it for its types,
+ * and option.c includes the driver manager's own headers to look drivers
+ * and data sources up in odbcinst.ini.
  *
  * Source layout (src/, one responsibility a file; docs/design.md has the
  * same map, and the layers .ci/modgraph checks: a file uses only files of
