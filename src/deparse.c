@@ -356,9 +356,86 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
+ * A ClickHouse type name without its Nullable(...) and LowCardinality(...)
+ * wrappers, which change nothing of how a value is written.
+ */
+static const char *
+clickhouse_unwrapped_type(const char *sig)
+{
+	for (;;)
+	{
+		if (strncmp(sig, "Nullable(", 9) == 0)
+			sig += 9;
+		else if (strncmp(sig, "LowCardinality(", 15) == 0)
+			sig += 15;
+		else
+			return sig;
+	}
+}
+
+/*
+ * Whether a column's value crosses ClickHouse's driver as the hex of its
+ * bytes (DeparseHexText()): every column read as bytes there, text
+ * (DeparseTextAsBytes()) and a copy column of type bytea (stage.c reads
+ * those as bytes, fetch.c decodes both).  The driver's own string handling
+ * changes text: it takes a leading U+FEFF for a byte-order mark and drops
+ * it (a value that is only that becomes the empty string, and two keys one),
+ * so nothing but [0-9A-F] is left for it to handle.
+ */
+bool
+DeparseReadsHex(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	AttrNumber	attnum;
+
+	if (!OdbcDriverIsClickHouse(conn))
+		return false;
+	attnum = get_attnum(cfg->local_relid, column);
+	if (attnum == InvalidAttrNumber)
+		return false;
+	return get_atttype(cfg->local_relid, attnum) == BYTEAOID ||
+		DeparseTextAsBytes(cfg, conn, column);
+}
+
+/*
+ * A ClickHouse column read as bytes (DeparseReadsHex()), as selected: the
+ * hex of its bytes.  A String or FixedString has hex() of its own, which
+ * keeps a FixedString's padding NULs (toString() and CAST drop them, and a
+ * NUL is a bad row, not a value to cut silently); any other type (Enum,
+ * Array, Map, Tuple, IPv4, a number given a text column...) as the hex of
+ * its text form, toString(), which is what the driver sends for it.
+ */
+static char *
+clickhouse_hex(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	const char *sig = remote_signature(cfg, column);
+	const char *base = sig ? clickhouse_unwrapped_type(sig) : "";
+	char	   *selected = remote_column(cfg, conn, column);
+
+	if ((strncmp(base, "String", 6) == 0 && (base[6] == '\0' || base[6] == ')')) ||
+		strncmp(base, "FixedString(", 12) == 0)
+		return psprintf("hex(%s)", selected);
+	return psprintf("hex(toString(%s))", selected);
+}
+
+/*
+ * A text parameter's placeholder in a query to the warehouse, the value
+ * bound by OdbcExecute() (ODBC_PARAM_TEXT).  ClickHouse's driver sends a
+ * bound value unescaped as a query parameter that the server reads in its
+ * escaped text form: a tab ends the value (the query fails), and ' ' or
+ * 'NULL' compare as something else.  So there the value goes as the hex of
+ * its bytes (odbc.c) and is decoded by the warehouse, unhex(?).
+ */
+const char *
+DeparseTextPlaceholder(OdbcConn *conn)
+{
+	return OdbcDriverIsClickHouse(conn) ? "unhex(?)" : "?";
+}
+
+/*
  * The select list of a pull: the warehouse columns as remote_column()
  * selects them, a column of absent selected as NULL, and one whose text
- * is read as bytes (DeparseTextAsBytes) cast so.  relation is what the
+ * is read as bytes (DeparseTextAsBytes) cast so (SQLite), or as hex
+ * (ClickHouse: DeparseReadsHex()).  relation is what the
  * query selects from (column_in()): the warehouse table, or a subquery.
  */
 static void
@@ -379,6 +456,8 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const ch
 			appendStringInfo(sql, "CAST(%s AS BLOB)", column_in(conn, relation, col));
 		else if (OdbcDriverIsSqlite(conn))
 			appendStringInfoString(sql, column_in(conn, relation, col));
+		else if (DeparseReadsHex(cfg, conn, col))
+			appendStringInfoString(sql, clickhouse_hex(cfg, conn, col));
 		else
 			appendStringInfoString(sql, remote_column(cfg, conn, col));
 	}
@@ -640,11 +719,26 @@ DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 }
 
 /*
+ * The placeholder of a key value in a pull by key: cycle.c's key_param()
+ * binds a key of an integer copy column as an integer, any other as text
+ * (DeparseTextPlaceholder()).
+ */
+static const char *
+key_placeholder(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	Oid			type = get_atttype(cfg->local_relid, get_attnum(cfg->local_relid, column));
+
+	if (type == INT2OID || type == INT4OID || type == INT8OID)
+		return "?";
+	return DeparseTextPlaceholder(conn);
+}
+
+/*
  * Every version with cursor <= ? of nkeys keys, in the order of the synced
  * columns: the window's rows that hot_window_check 'keys' found to differ.
  * The key values are parameters after the cut, key by key in the order of
  * key_columns; "k IN (?, ...)" for one key column, else "(k1 = ? AND k2 =
- * ?) OR ...".
+ * ?) OR ..." (a text key's placeholder as key_placeholder() writes it).
  */
 char *
 DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
@@ -669,13 +763,15 @@ DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
 
 		if (single)
 		{
-			appendStringInfoString(&sql, i ? ", ?" : "?");
+			appendStringInfo(&sql, "%s%s", i ? ", " : "",
+							 key_placeholder(cfg, conn, linitial(cfg->key_columns)));
 			continue;
 		}
 		appendStringInfoString(&sql, i ? " OR (" : "(");
 		foreach(lc, cfg->key_columns)
-			appendStringInfo(&sql, "%s%s = ?", foreach_current_index(lc) ? " AND " : "",
-							 column_ref(cfg, conn, lfirst(lc)));
+			appendStringInfo(&sql, "%s%s = %s", foreach_current_index(lc) ? " AND " : "",
+							 column_ref(cfg, conn, lfirst(lc)),
+							 key_placeholder(cfg, conn, lfirst(lc)));
 		appendStringInfoChar(&sql, ')');
 	}
 	appendStringInfoChar(&sql, ')');

@@ -74,6 +74,8 @@ typedef struct PullSlice
 #define VERIFY_MAX_PARAMS 2
 
 extern bool DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column);
+extern bool DeparseReadsHex(TableConfig *cfg, OdbcConn *conn, const char *column);
+extern const char *DeparseTextPlaceholder(OdbcConn *conn);
 extern OdbcParam DeparseCursorParam(TableConfig *cfg, int64 value);
 extern char *DeparseCut(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams);
 extern char *DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,

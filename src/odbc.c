@@ -1021,6 +1021,18 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_TYPE_TIMESTAMP,
 								  SQL_TYPE_TIMESTAMP, 26, 6, &ts[i], 0, &ind[i]);
 		}
+		else if (params[i].kind == ODBC_PARAM_TEXT && driver_is(conn, DRIVER_CLICKHOUSE))
+		{
+			/* as the hex of its bytes: see DeparseTextPlaceholder() */
+			size_t		len = strlen(params[i].text);
+			char	   *hex = palloc(len * 2 + 1);
+
+			hex[hex_encode(params[i].text, len, hex)] = '\0';
+			ind[i] = (SQLLEN) (len * 2);
+			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_CHAR,
+								  SQL_VARCHAR, Max(len * 2, 1), 0, hex,
+								  ind[i] + 1, &ind[i]);
+		}
 		else if (params[i].kind == ODBC_PARAM_TEXT)
 		{
 			SQLINTEGER	nchars;
