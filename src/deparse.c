@@ -973,7 +973,7 @@ DeparseVerifyKeys(TableConfig *cfg, OdbcConn *conn, List *columns, const char *d
 	return sql.data;
 }
 
-/* s as a ClickHouse string literal: quote and backslash escaped. */
+/* s as a ClickHouse string literal, escaped as OdbcClickHouseEscape() says. */
 static char *
 clickhouse_literal(const char *s)
 {
@@ -981,12 +981,7 @@ clickhouse_literal(const char *s)
 
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '\'');
-	for (const char *p = s; *p; p++)
-	{
-		if (*p == '\'' || *p == '\\')
-			appendStringInfoChar(&buf, '\\');
-		appendStringInfoChar(&buf, *p);
-	}
+	OdbcClickHouseEscape(&buf, s);
 	appendStringInfoChar(&buf, '\'');
 	return buf.data;
 }

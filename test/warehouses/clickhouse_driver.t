@@ -102,6 +102,56 @@ check "text: corrections of three hostile keys land" "success 3" \
 check "text: and the copy equals the warehouse" "$(wh_rows drv_text_late)" "$(copy_rows drv_text_late)"
 ch <<<"DROP TABLE IF EXISTS drv_text_read; DROP TABLE IF EXISTS drv_text_late"
 
+# ---------------------------------------------------------------------------
+# names: tables and columns named with what the driver rewrites or scans
+# (? and @name as parameters, " and ' as strings, inside backquotes too;
+# {fn ...} anywhere; a backslash as an escape), each through a first load,
+# a cycle with a new row and a correction, verify and a repair
+chq() {  # a name as a ClickHouse backquoted identifier (for clickhouse_sql.py)
+    python3 -c 'import sys; print("`" + sys.argv[1].replace("\\", "\\\\").replace("`", "\\`") + "`")' "$1"
+}
+i=0
+for tname in 'quo"te' "apo'strophe" 'q?mark' '{fn now()}' '@at' 'back\slash' 'back`tick' "mix\"?'@{fn x}"; do
+    i=$((i + 1))
+    t=$(chq "$tname")
+    k=$(chq "k$tname"); v=$(chq "v?$tname"); ev=$(chq "ev'$tname"); cur=$(chq "cur\"$tname")
+    ch <<SQL
+DROP TABLE IF EXISTS $t;
+CREATE TABLE $t ($k String, $v Nullable(String), $ev DateTime64(6), $cur DateTime64(6)) ENGINE = MergeTree ORDER BY $k;
+INSERT INTO $t VALUES ('a', 'one', now64(6) - INTERVAL 1 HOUR, '2026-11-28 10:00:00'), ('b?', 'two', now64(6) - INTERVAL 1 HOUR, '2026-11-28 10:00:00');
+SQL
+    # a remote name with a double quote is written quoted (a dot would part it)
+    rname=$tname
+    [[ $tname == *'"'* ]] && rname="\"${tname//\"/\"\"}\""
+    out=$(q -v tname="$rname" -v ev="ev'$tname" -v cur="cur\"$tname" -v k="k$tname" 2>&1 <<'SQL'
+SET client_min_messages = warning;
+SELECT name FROM treble_sync.add_table(:'tname', 'c', key_columns => ARRAY[:'k'], cursor_column => :'cur',
+    event_column => :'ev', hot_window => '3 days', hot_window_check => 'keys', name => 'n', local_table => 'n');
+SQL
+)
+    check "names, $tname: add_table" "n" "$out"
+    check "names, $tname: a first load" "success 2" \
+        "$(q -F ' ' -c "SELECT status, rows_inserted FROM treble_sync.sync_table('n')" 2>&1)"
+    ch <<SQL
+INSERT INTO $t VALUES ('c', 'three', now64(6) - INTERVAL 1 HOUR, '2026-11-29 10:00:00');
+INSERT INTO $t VALUES ('late', 'late', now64(6) - INTERVAL 1 HOUR, '2026-11-27 10:00:00');
+ALTER TABLE $t UPDATE $v = 'one?', $cur = '2026-11-29 10:00:00' WHERE $k = 'a';
+SQL
+    check "names, $tname: a cycle: a new row, a late row (pulled by key), a correction" "success 2 1" \
+        "$(q -F ' ' -c "SELECT status, rows_inserted, rows_updated FROM treble_sync.sync_table('n')" 2>&1)"
+    check "names, $tname: the copy" "a|one?,b?|two,c|three,late|late" \
+        "$(q -v k="k$tname" -v v="v?$tname" 2>&1 <<'SQL'
+SELECT string_agg(concat_ws('|', n.:"k", n.:"v"), ',' ORDER BY n.:"k") FROM n;
+SQL
+)"
+    check "names, $tname: verify finds every day matching" "0" \
+        "$(q -c "SELECT count(*) FILTER (WHERE NOT match) FROM treble_sync.verify('n')" 2>&1)"
+    check "names, $tname: a repair of today leaves the copy as it was" "empty 4" \
+        "$(q -F ' ' -c "SELECT r.status, (SELECT count(*) FROM n) FROM treble_sync.repair('n', current_date) r" 2>&1)"
+    q -c "SELECT treble_sync.remove_table('n', drop_local => true)" >/dev/null
+    ch <<<"DROP TABLE IF EXISTS $t"
+done
+
 echo "1..$n"
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null
 exit $((failed > 0))
