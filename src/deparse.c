@@ -18,7 +18,9 @@
  * (SQLite) sorts a stored value that equals the bound but is written with
  * fewer fraction digits before it, which > and <= get right.  A
  * timestamp column compared with a parameter is written through
- * timestamp_operand() (ClickHouse: toDateTime64(col, 6)).
+ * timestamp_operand() (ClickHouse: toDateTime64(col, 6), and a
+ * DateTime64(7..9) cut to the microsecond as its values are read,
+ * clickhouse_micro()).
  *
  * Dates and times cross the driver as text, never as ODBC structures: the
  * copy's own input functions read them (COPY), so a value the copy's type
@@ -48,6 +50,9 @@
 #include "deparse.h"
 #include "odbc.h"
 #include "treble_sync.h"
+
+static const char *remote_signature(TableConfig *cfg, const char *column);
+static const char *clickhouse_unwrapped_type(const char *sig);
 
 /* A cursor value as a parameter of a remote query. */
 OdbcParam
@@ -94,24 +99,83 @@ column_ref(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
- * A quoted timestamp column as the left side of a comparison with a
- * timestamp parameter ("col > ?", "col <= ?").  Timestamps go to ClickHouse
- * as text (odbc.c binds them so), which ClickHouse converts to the column's
- * own type, and a DateTime column (whole seconds) refuses text with a
- * fraction: "Cannot convert string '2026-11-25 23:59:59.999999' to type
- * DateTime" (TYPE_MISMATCH), which every window bound and "col >= x" sent
- * as "col > x - 1us" has.  So there the column is compared as
- * toDateTime64(col, 6): the same instant (a DateTime or DateTime64 keeps its
- * zone, and the text is read in it), to the microsecond, and ClickHouse
- * still uses the table's sorting key through it (the function is
- * monotonic).  Other warehouses get the column as it is.
+ * Whether a column of a ClickHouse warehouse is a DateTime64 of 7 to 9
+ * fraction digits, by its recorded type name.  treble_sync keeps
+ * timestamps to the microsecond and cuts finer digits (docs/limits.md):
+ * such a column is read, compared and aggregated as clickhouse_micro()
+ * writes it, never as itself.  Its driver sends all nine digits, which
+ * PostgreSQL's input rounds (.9999995 to the next second), and
+ * toDateTime64(col, 6) alone cuts toward 1970, so up before 1970
+ * (1969-12-31 23:59:59.9999995 becomes 1970-01-01 00:00:00): a value, the
+ * cut and the filters read so would disagree, and a row whose cursor lies
+ * within a microsecond of the cut could be skipped for ever.
+ */
+static bool
+is_remote_sub_micro(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	const char *sig;
+
+	if (!OdbcDriverIsClickHouse(conn) || (sig = remote_signature(cfg, column)) == NULL)
+		return false;
+	sig = clickhouse_unwrapped_type(sig);
+	return strncmp(sig, "DateTime64(", 11) == 0 && sig[11] >= '7' && sig[11] <= '9' &&
+		(sig[12] == ')' || sig[12] == ',');
+}
+
+/*
+ * A ClickHouse DateTime64(7..9) column cut to the microsecond, toward the
+ * past: toStartOfMicrosecond() cuts the finer digits off every value
+ * (before 1970 too), and the conversion to DateTime64(6) is then exact.
+ * Both keep the column's zone, and both are monotonic, so ClickHouse still
+ * prunes by the sorting key through them.
  */
 static char *
-timestamp_operand(OdbcConn *conn, const char *quoted_column)
+clickhouse_micro(const char *quoted_column)
 {
+	return psprintf("toDateTime64(toStartOfMicrosecond(%s), 6)", quoted_column);
+}
+
+/*
+ * A timestamp column of the warehouse table as the left side of a
+ * comparison with a timestamp parameter ("col > ?", "col <= ?").
+ * Timestamps go to ClickHouse as text (odbc.c binds them so), which
+ * ClickHouse converts to the column's own type, and a DateTime column
+ * (whole seconds) refuses text with a fraction: "Cannot convert string
+ * '2026-11-25 23:59:59.999999' to type DateTime" (TYPE_MISMATCH), which
+ * every window bound and "col >= x" sent as "col > x - 1us" has.  So there
+ * the column is compared as toDateTime64(col, 6): the same instant (a
+ * DateTime or DateTime64 keeps its zone, and the text is read in it), to
+ * the microsecond, and ClickHouse still uses the table's sorting key
+ * through it (the function is monotonic); a DateTime64(7..9) as
+ * clickhouse_micro() cuts it, the value the copy holds.  Other warehouses
+ * get the column as it is.
+ */
+static char *
+timestamp_operand(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	char	   *quoted_column = column_ref(cfg, conn, column);
+
+	if (is_remote_sub_micro(cfg, conn, column))
+		return clickhouse_micro(quoted_column);
 	if (OdbcDriverIsClickHouse(conn))
 		return psprintf("toDateTime64(%s, 6)", quoted_column);
-	return (char *) quoted_column;
+	return quoted_column;
+}
+
+/*
+ * A timestamp column as an aggregate (MIN, MAX) takes it: a ClickHouse
+ * DateTime64(7..9) as clickhouse_micro() cuts it, so that the cut and a
+ * slice's bounds are values the copy and the filters know; any other as
+ * it is.
+ */
+static char *
+aggregate_operand(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	char	   *quoted_column = column_ref(cfg, conn, column);
+
+	if (is_remote_sub_micro(cfg, conn, column))
+		return clickhouse_micro(quoted_column);
+	return quoted_column;
 }
 
 /*
@@ -121,9 +185,9 @@ timestamp_operand(OdbcConn *conn, const char *quoted_column)
 static char *
 cursor_operand(TableConfig *cfg, OdbcConn *conn)
 {
-	char	   *qcursor = column_ref(cfg, conn, cfg->cursor_column);
-
-	return cfg->cursor_kind == CURSOR_INTEGER ? qcursor : timestamp_operand(conn, qcursor);
+	if (cfg->cursor_kind == CURSOR_INTEGER)
+		return column_ref(cfg, conn, cfg->cursor_column);
+	return timestamp_operand(cfg, conn, cfg->cursor_column);
 }
 
 /* Whether the table's cursor holds timestamps (or dates), not integers. */
@@ -235,6 +299,24 @@ remote_signature(TableConfig *cfg, const char *column)
 }
 
 /*
+ * A ClickHouse type name without its Nullable(...) and LowCardinality(...)
+ * wrappers, which change nothing of how a value is written.
+ */
+static const char *
+clickhouse_unwrapped_type(const char *sig)
+{
+	for (;;)
+	{
+		if (strncmp(sig, "Nullable(", 9) == 0)
+			sig += 9;
+		else if (strncmp(sig, "LowCardinality(", 15) == 0)
+			sig += 15;
+		else
+			return sig;
+	}
+}
+
+/*
  * Whether a column of a MariaDB or MySQL warehouse is a FLOAT (single
  * precision): its server writes such a value as text with 6 significant
  * digits (217341.4 as 217341), so it is selected as a DOUBLE instead,
@@ -293,7 +375,8 @@ clickhouse_decimal_text(const char *quoted)
  * which odbc.c sets: a timestamptz keeps its offset), so that BC dates,
  * infinities and years past 9999 reach COPY as they are; a MariaDB FLOAT
  * as a DOUBLE (is_remote_single_float()); a ClickHouse Decimal as its
- * text with every digit of its scale (is_remote_decimal()).
+ * text with every digit of its scale (is_remote_decimal()), a ClickHouse
+ * DateTime64(7..9) cut to the microsecond (is_remote_sub_micro()).
  */
 static char *
 remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
@@ -306,6 +389,8 @@ remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 		return psprintf("CAST(%s AS DOUBLE)", q);
 	if (is_remote_decimal(cfg, conn, column))
 		return clickhouse_decimal_text(q);
+	if (is_remote_sub_micro(cfg, conn, column))
+		return clickhouse_micro(q);
 	if (OdbcDriverIsPostgres(conn) && selected_as_text(cfg, column))
 		return psprintf("CAST(%s AS text)", q);
 	return q;
@@ -356,24 +441,6 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
- * A ClickHouse type name without its Nullable(...) and LowCardinality(...)
- * wrappers, which change nothing of how a value is written.
- */
-static const char *
-clickhouse_unwrapped_type(const char *sig)
-{
-	for (;;)
-	{
-		if (strncmp(sig, "Nullable(", 9) == 0)
-			sig += 9;
-		else if (strncmp(sig, "LowCardinality(", 15) == 0)
-			sig += 15;
-		else
-			return sig;
-	}
-}
-
-/*
  * Whether a column's value crosses ClickHouse's driver as the hex of its
  * bytes (DeparseHexText()): every column read as bytes there, text
  * (DeparseTextAsBytes()) and a copy column of type bytea (stage.c reads
@@ -411,7 +478,7 @@ clickhouse_hex(TableConfig *cfg, OdbcConn *conn, const char *column)
 	const char *base = sig ? clickhouse_unwrapped_type(sig) : "";
 	char	   *selected = remote_column(cfg, conn, column);
 
-	if ((strncmp(base, "String", 6) == 0 && (base[6] == '\0' || base[6] == ')')) ||
+	if ((strncmp(base, "String", 6) == 0 && (base[6] == '\0' || base[6] == ')' || base[6] == ' ')) ||
 		strncmp(base, "FixedString(", 12) == 0)
 		return psprintf("hex(%s)", selected);
 	return psprintf("hex(toString(%s))", selected);
@@ -569,7 +636,8 @@ DeparseCut(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams)
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s",
-					 aggregate_expr(conn, "MAX", column_ref(cfg, conn, cfg->cursor_column), integer),
+					 aggregate_expr(conn, "MAX", aggregate_operand(cfg, conn, cfg->cursor_column),
+									integer),
 					 remote_table(cfg, conn));
 	if (!integer)
 	{
@@ -597,7 +665,9 @@ DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s WHERE %s IS NOT NULL",
-					 aggregate_expr(conn, agg, qcol, integer), remote_table(cfg, conn), qcol);
+					 aggregate_expr(conn, agg, integer ? qcol : aggregate_operand(cfg, conn, column),
+									integer),
+					 remote_table(cfg, conn), qcol);
 	if (bounded)
 	{
 		appendStringInfoString(&sql, " AND ");
@@ -666,7 +736,7 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 
 	if (spec->range_column)
 	{
-		char	   *qcol = timestamp_operand(conn, column_ref(cfg, conn, spec->range_column));
+		char	   *qcol = timestamp_operand(cfg, conn, spec->range_column);
 
 		if (spec->open_ended)
 			appendStringInfo(sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
@@ -682,13 +752,13 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 	else if (spec->window_only)
 	{
 		appendStringInfo(sql, " AND %s > ?",
-						 timestamp_operand(conn, column_ref(cfg, conn, cfg->event_column)));
+						 timestamp_operand(cfg, conn, cfg->event_column));
 		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}
 	else if (spec->have_prev && spec->have_window)
 	{
 		appendStringInfo(sql, " AND (%s > ? OR %s > ?)", qcursor,
-						 timestamp_operand(conn, column_ref(cfg, conn, cfg->event_column)));
+						 timestamp_operand(cfg, conn, cfg->event_column));
 		params[(*nparams)++] = DeparseCursorParam(cfg, spec->prev);
 		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}
@@ -790,7 +860,7 @@ DeparsePullCount(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *sl
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT COUNT(*), %s FROM %s",
-					 aggregate_expr(conn, "MIN", column_ref(cfg, conn, cfg->cursor_column),
+					 aggregate_expr(conn, "MIN", aggregate_operand(cfg, conn, cfg->cursor_column),
 									!cursor_is_timestamp(cfg)),
 					 remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
@@ -914,7 +984,7 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 	if (have_since)
 	{
 		appendStringInfo(sql, " AND %s > ?",
-						 timestamp_operand(conn, column_ref(cfg, conn, daycol)));
+						 timestamp_operand(cfg, conn, daycol));
 		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(since)};
 	}
 	appendStringInfoString(sql, ") x WHERE rn = 1");
@@ -939,7 +1009,7 @@ DeparseVerifyDays(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cu
 					 OdbcDriverIsPostgres(conn) ? "CAST(CAST(d AS DATE) AS text)" : "CAST(d AS DATE)",
 					 aggregate_expr(conn, "MAX", "c", !cursor_is_timestamp(cfg)),
 					 with_checksum ? ", SUM(h)" : "", column_ref(cfg, conn, daycol),
-					 column_ref(cfg, conn, cfg->cursor_column));
+					 aggregate_operand(cfg, conn, cfg->cursor_column));
 	if (with_checksum)
 		appendStringInfo(&sql, ", %s AS h", DeparseChecksum(cfg, conn, true));
 	appendStringInfoString(&sql, ", ");

@@ -774,9 +774,10 @@ FetchGetDate(OdbcConn *conn, SQLHSTMT stmt, int col, DateADT *result)
  * Read a timestamp value of a named warehouse column (a cut, a cursor or
  * event aggregate) as text, parsed strictly (parse_timestamp_text()); a
  * PostgreSQL warehouse's is selected as text (deparse.c), so that psqlODBC
- * does not rewrite it.  Fractions finer than a microsecond (ClickHouse's
- * DateTime64(9)) are cut, never rounded up: a cut must not move past a
- * row it has not seen.
+ * does not rewrite it.  Fractions finer than a microsecond are cut, never
+ * rounded up: a cut must not move past a row it has not seen (a ClickHouse
+ * DateTime64(7..9) arrives cut to the microsecond already, as its values
+ * and filters take it: deparse.c's clickhouse_micro()).
  */
 bool
 FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,

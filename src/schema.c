@@ -408,8 +408,9 @@ local_type_for_affinity(RemoteColumn *col)
  *	  128/256-bit ones in numeric);
  *	- Decimal(P,S) in numeric, read as text (the driver reports scale 0);
  *	- Date and Date32 in date; DateTime and DateTime64(p), with or without
- *	  a zone, in timestamp, to the microsecond (DateTime64(7..9) lands
- *	  rounded to the nearest microsecond: docs/warehouses.md);
+ *	  a zone, in timestamp, to the microsecond (DateTime64(7..9) is cut to
+ *	  the microsecond, finer digits dropped: deparse.c's
+ *	  clickhouse_micro(), docs/limits.md);
  *	- Bool in boolean, UUID in uuid;
  *	- String, FixedString, Enum8/16, IPv4/6, and the composite types Array,
  *	  Map and Tuple in text, in ClickHouse's own text form ([1,2],

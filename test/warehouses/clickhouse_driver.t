@@ -152,6 +152,48 @@ SQL
     ch <<<"DROP TABLE IF EXISTS $t"
 done
 
+# ---------------------------------------------------------------------------
+# nanoseconds: DateTime64(7..9) values, cursor and event columns are cut to
+# the microsecond (the finer digits dropped, before 1970 too), the same way
+# in the values, the cut, the filters and verify
+ch <<'SQL'
+DROP TABLE IF EXISTS drv_nanos;
+CREATE TABLE drv_nanos (k Int64, v Nullable(DateTime64(9)), v7 DateTime64(7, 'UTC'), ev DateTime64(9), cur DateTime64(9)) ENGINE = MergeTree ORDER BY k;
+INSERT INTO drv_nanos VALUES
+    (1, '2026-11-28 10:00:00.999999999', '2026-11-28 23:59:59.9999999', now64(9) - INTERVAL 1 HOUR, '2026-11-28 10:00:00.000000900'),
+    (2, '1969-12-31 23:59:59.999999500', '1969-12-31 23:59:59.9999995', now64(9) - INTERVAL 1 HOUR, '2026-11-28 09:00:00.000000100'),
+    (3, '1900-01-01 00:00:00.000000999', '1900-01-01 00:00:00.0000009', now64(9) - INTERVAL 1 HOUR, '2026-11-28 09:00:00.999999999'),
+    (4, NULL, '2026-11-28 10:00:00', now64(9) - INTERVAL 1 HOUR, '2026-11-28 09:00:00');
+SQL
+# the warehouse's rows with every time cut to six fraction digits, as text
+wh_nanos() {
+    ch <<<"SELECT k, ifNull(substring(toString(v), 1, 26), 'N'), substring(toString(v7), 1, 26), substring(toString(cur), 1, 26) FROM drv_nanos ORDER BY k" | tr '\t' '|'
+}
+copy_nanos() {
+    q -c "SELECT k, coalesce(to_char(v, 'YYYY-MM-DD HH24:MI:SS.US'), 'N'), to_char(v7, 'YYYY-MM-DD HH24:MI:SS.US'), to_char(cur, 'YYYY-MM-DD HH24:MI:SS.US') FROM drv_nanos ORDER BY k"
+}
+q -c "SET client_min_messages = warning" \
+  -c "SELECT name FROM treble_sync.add_table('drv_nanos', 'c', key_columns => '{k}', cursor_column => 'cur', event_column => 'ev', hot_window => '3 days', hot_window_check => 'keys', name => 'drv_nanos', local_table => 'drv_nanos')" >/dev/null
+check "nanoseconds: a first load" "success 4 0" \
+    "$(q -F ' ' -c "SELECT status, rows_inserted, rows_bad FROM treble_sync.sync_table('drv_nanos')")"
+check "nanoseconds: every value cut to the microsecond, none rounded (.999999999 stays in its second and day; before 1970 too)" \
+    "$(wh_nanos)" "$(copy_nanos)"
+check "nanoseconds: the watermark is the greatest cursor cut, not rounded" "2026-11-28 10:00:00" \
+    "$(q -c "SELECT watermark FROM treble_sync.tables WHERE name = 'drv_nanos'")"
+check "nanoseconds: and the copy's greatest cursor is the watermark" "t" \
+    "$(q -c "SELECT max(cur) = (SELECT watermark::timestamp FROM treble_sync.tables WHERE name = 'drv_nanos') FROM drv_nanos")"
+ch <<'SQL'
+INSERT INTO drv_nanos VALUES (5, '2026-11-28 10:00:00.0000012', '2026-11-28 10:00:00', now64(9) - INTERVAL 1 HOUR, '2026-11-28 10:00:00.000001200');
+SQL
+check "nanoseconds: a row stamped 1.2 microseconds after the cut is pulled by the next cycle" "success 1" \
+    "$(q -F ' ' -c "SELECT status, rows_inserted FROM treble_sync.sync_table('drv_nanos')")"
+check "nanoseconds: the copy equals the warehouse, cut" "$(wh_nanos)" "$(copy_nanos)"
+check "nanoseconds: the next cycle has nothing to do" "empty 0" \
+    "$(q -F ' ' -c "SELECT status, rows_inserted + rows_updated + rows_deleted FROM treble_sync.sync_table('drv_nanos')")"
+check "nanoseconds: verify finds every day matching" "0" \
+    "$(q -c "SELECT count(*) FILTER (WHERE NOT match) FROM treble_sync.verify('drv_nanos')" 2>&1)"
+ch <<<"DROP TABLE IF EXISTS drv_nanos"
+
 echo "1..$n"
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null
 exit $((failed > 0))
