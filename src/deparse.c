@@ -52,7 +52,6 @@
 #include "treble_sync.h"
 
 static const char *remote_signature(TableConfig *cfg, const char *column);
-static const char *clickhouse_unwrapped_type(const char *sig);
 
 /* A cursor value as a parameter of a remote query. */
 OdbcParam
@@ -117,7 +116,7 @@ is_remote_sub_micro(TableConfig *cfg, OdbcConn *conn, const char *column)
 
 	if (!OdbcDriverIsClickHouse(conn) || (sig = remote_signature(cfg, column)) == NULL)
 		return false;
-	sig = clickhouse_unwrapped_type(sig);
+	sig = SchemaClickHouseUnwrap(sig);
 	return strncmp(sig, "DateTime64(", 11) == 0 && sig[11] >= '7' && sig[11] <= '9' &&
 		(sig[12] == ')' || sig[12] == ',');
 }
@@ -299,24 +298,6 @@ remote_signature(TableConfig *cfg, const char *column)
 }
 
 /*
- * A ClickHouse type name without its Nullable(...) and LowCardinality(...)
- * wrappers, which change nothing of how a value is written.
- */
-static const char *
-clickhouse_unwrapped_type(const char *sig)
-{
-	for (;;)
-	{
-		if (strncmp(sig, "Nullable(", 9) == 0)
-			sig += 9;
-		else if (strncmp(sig, "LowCardinality(", 15) == 0)
-			sig += 15;
-		else
-			return sig;
-	}
-}
-
-/*
  * Whether a column of a MariaDB or MySQL warehouse is a FLOAT (single
  * precision): its server writes such a value as text with 6 significant
  * digits (217341.4 as 217341), so it is selected as a DOUBLE instead,
@@ -475,7 +456,7 @@ static char *
 clickhouse_hex(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	const char *sig = remote_signature(cfg, column);
-	const char *base = sig ? clickhouse_unwrapped_type(sig) : "";
+	const char *base = sig ? SchemaClickHouseUnwrap(sig) : "";
 	char	   *selected = remote_column(cfg, conn, column);
 
 	if ((strncmp(base, "String", 6) == 0 && (base[6] == '\0' || base[6] == ')' || base[6] == ' ')) ||
