@@ -423,7 +423,7 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 
 /*
  * Whether a column's value crosses ClickHouse's driver as the hex of its
- * bytes (DeparseHexText()): every column read as bytes there, text
+ * bytes (clickhouse_hex()): every column read as bytes there, text
  * (DeparseTextAsBytes()) and a copy column of type bytea (stage.c reads
  * those as bytes, fetch.c decodes both).  The driver's own string handling
  * changes text: it takes a leading U+FEFF for a byte-order mark and drops
