@@ -116,7 +116,7 @@ is_remote_sub_micro(TableConfig *cfg, OdbcConn *conn, const char *column)
 
 	if (!OdbcDriverIsClickHouse(conn) || (sig = remote_signature(cfg, column)) == NULL)
 		return false;
-	sig = SchemaClickHouseUnwrap(sig);
+	sig = DeparseClickHouseUnwrap(sig);
 	return strncmp(sig, "DateTime64(", 11) == 0 && sig[11] >= '7' && sig[11] <= '9' &&
 		(sig[12] == ')' || sig[12] == ',');
 }
@@ -275,6 +275,26 @@ selected_as_text(TableConfig *cfg, const char *column)
 			return true;
 		default:
 			return false;
+	}
+}
+
+/*
+ * A ClickHouse type name without its Nullable(...) and LowCardinality(...)
+ * wrappers, in either order: neither changes how a value is written.
+ */
+const char *
+DeparseClickHouseUnwrap(const char *type_name)
+{
+	const char *t = type_name;
+
+	for (;;)
+	{
+		if (strncmp(t, "Nullable(", 9) == 0)
+			t += 9;
+		else if (strncmp(t, "LowCardinality(", 15) == 0)
+			t += 15;
+		else
+			return t;
 	}
 }
 
@@ -456,7 +476,7 @@ static char *
 clickhouse_hex(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	const char *sig = remote_signature(cfg, column);
-	const char *base = sig ? SchemaClickHouseUnwrap(sig) : "";
+	const char *base = sig ? DeparseClickHouseUnwrap(sig) : "";
 	char	   *selected = remote_column(cfg, conn, column);
 
 	if ((strncmp(base, "String", 6) == 0 && (base[6] == '\0' || base[6] == ')' || base[6] == ' ')) ||

@@ -399,26 +399,6 @@ local_type_for_affinity(RemoteColumn *col)
 }
 
 /*
- * A ClickHouse type name without its Nullable(...) and LowCardinality(...)
- * wrappers, in either order: neither changes how a value is written.
- */
-const char *
-SchemaClickHouseUnwrap(const char *type_name)
-{
-	const char *t = type_name;
-
-	for (;;)
-	{
-		if (strncmp(t, "Nullable(", 9) == 0)
-			t += 9;
-		else if (strncmp(t, "LowCardinality(", 15) == 0)
-			t += 15;
-		else
-			return t;
-	}
-}
-
-/*
  * The PostgreSQL type for a ClickHouse type name, as system.columns spells
  * it.  Nullable(T) and LowCardinality(T) are T (local columns allow NULL
  * anyway: the driver reports every column as NOT NULL, and the mapping
@@ -452,7 +432,7 @@ clickhouse_local_type(const char *type_name)
 		{"Decimal", "numeric"}, {"Bool", "boolean"}, {"UUID", "pg_catalog.uuid"},
 		{"Date32", "pg_catalog.date"}, {"DateTime", "timestamp"}, {"Date", "pg_catalog.date"},
 	};
-	const char *t = SchemaClickHouseUnwrap(type_name);
+	const char *t = DeparseClickHouseUnwrap(type_name);
 
 	for (size_t i = 0; i < lengthof(types); i++)
 	{

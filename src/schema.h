@@ -41,7 +41,6 @@ extern RemoteTable *SchemaDescribeRemote(OdbcConn *conn, const char *schema,
 extern List *SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt);
 extern RemoteColumn *SchemaFindColumn(RemoteTable *rt, const char *name);
 extern char *SchemaLocalTypeFor(RemoteColumn *col);
-extern const char *SchemaClickHouseUnwrap(const char *type_name);
 extern char *SchemaRemoteTypeName(RemoteColumn *col);
 extern Oid	SchemaCreateLocalTable(const char *schema, const char *relname,
 								   RemoteTable *rt, List *columns, List *key_columns,
