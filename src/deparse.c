@@ -18,7 +18,9 @@
  * (SQLite) sorts a stored value that equals the bound but is written with
  * fewer fraction digits before it, which > and <= get right.  A
  * timestamp column compared with a parameter is written through
- * timestamp_operand() (ClickHouse: toDateTime64(col, 6)).
+ * timestamp_operand() (ClickHouse: toDateTime64(col, 6), and a
+ * DateTime64(7..9) cut to the microsecond as its values are read,
+ * clickhouse_micro()).
  *
  * Dates and times cross the driver as text, never as ODBC structures: the
  * copy's own input functions read them (COPY), so a value the copy's type
@@ -48,6 +50,8 @@
 #include "deparse.h"
 #include "odbc.h"
 #include "treble_sync.h"
+
+static const char *remote_signature(TableConfig *cfg, const char *column);
 
 /* A cursor value as a parameter of a remote query. */
 OdbcParam
@@ -94,24 +98,83 @@ column_ref(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
- * A quoted timestamp column as the left side of a comparison with a
- * timestamp parameter ("col > ?", "col <= ?").  Timestamps go to ClickHouse
- * as text (odbc.c binds them so), which ClickHouse converts to the column's
- * own type, and a DateTime column (whole seconds) refuses text with a
- * fraction: "Cannot convert string '2026-11-25 23:59:59.999999' to type
- * DateTime" (TYPE_MISMATCH), which every window bound and "col >= x" sent
- * as "col > x - 1us" has.  So there the column is compared as
- * toDateTime64(col, 6): the same instant (a DateTime or DateTime64 keeps its
- * zone, and the text is read in it), to the microsecond, and ClickHouse
- * still uses the table's sorting key through it (the function is
- * monotonic).  Other warehouses get the column as it is.
+ * Whether a column of a ClickHouse warehouse is a DateTime64 of 7 to 9
+ * fraction digits, by its recorded type name.  treble_sync keeps
+ * timestamps to the microsecond and cuts finer digits (docs/limits.md):
+ * such a column is read, compared and aggregated as clickhouse_micro()
+ * writes it, never as itself.  Its driver sends all nine digits, which
+ * PostgreSQL's input rounds (.9999995 to the next second), and
+ * toDateTime64(col, 6) alone cuts toward 1970, so up before 1970
+ * (1969-12-31 23:59:59.9999995 becomes 1970-01-01 00:00:00): a value, the
+ * cut and the filters read so would disagree, and a row whose cursor lies
+ * within a microsecond of the cut could be skipped for ever.
+ */
+static bool
+is_remote_sub_micro(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	const char *sig;
+
+	if (!OdbcDriverIsClickHouse(conn) || (sig = remote_signature(cfg, column)) == NULL)
+		return false;
+	sig = DeparseClickHouseUnwrap(sig);
+	return strncmp(sig, "DateTime64(", 11) == 0 && sig[11] >= '7' && sig[11] <= '9' &&
+		(sig[12] == ')' || sig[12] == ',');
+}
+
+/*
+ * A ClickHouse DateTime64(7..9) column cut to the microsecond, toward the
+ * past: toStartOfMicrosecond() cuts the finer digits off every value
+ * (before 1970 too), and the conversion to DateTime64(6) is then exact.
+ * Both keep the column's zone, and both are monotonic, so ClickHouse still
+ * prunes by the sorting key through them.
  */
 static char *
-timestamp_operand(OdbcConn *conn, const char *quoted_column)
+clickhouse_micro(const char *quoted_column)
 {
+	return psprintf("toDateTime64(toStartOfMicrosecond(%s), 6)", quoted_column);
+}
+
+/*
+ * A timestamp column of the warehouse table as the left side of a
+ * comparison with a timestamp parameter ("col > ?", "col <= ?").
+ * Timestamps go to ClickHouse as text (odbc.c binds them so), which
+ * ClickHouse converts to the column's own type, and a DateTime column
+ * (whole seconds) refuses text with a fraction: "Cannot convert string
+ * '2026-11-25 23:59:59.999999' to type DateTime" (TYPE_MISMATCH), which
+ * every window bound and "col >= x" sent as "col > x - 1us" has.  So there
+ * the column is compared as toDateTime64(col, 6): the same instant (a
+ * DateTime or DateTime64 keeps its zone, and the text is read in it), to
+ * the microsecond, and ClickHouse still uses the table's sorting key
+ * through it (the function is monotonic); a DateTime64(7..9) as
+ * clickhouse_micro() cuts it, the value the copy holds.  Other warehouses
+ * get the column as it is.
+ */
+static char *
+timestamp_operand(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	char	   *quoted_column = column_ref(cfg, conn, column);
+
+	if (is_remote_sub_micro(cfg, conn, column))
+		return clickhouse_micro(quoted_column);
 	if (OdbcDriverIsClickHouse(conn))
 		return psprintf("toDateTime64(%s, 6)", quoted_column);
-	return (char *) quoted_column;
+	return quoted_column;
+}
+
+/*
+ * A timestamp column as an aggregate (MIN, MAX) takes it: a ClickHouse
+ * DateTime64(7..9) as clickhouse_micro() cuts it, so that the cut and a
+ * slice's bounds are values the copy and the filters know; any other as
+ * it is.
+ */
+static char *
+aggregate_operand(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	char	   *quoted_column = column_ref(cfg, conn, column);
+
+	if (is_remote_sub_micro(cfg, conn, column))
+		return clickhouse_micro(quoted_column);
+	return quoted_column;
 }
 
 /*
@@ -121,9 +184,9 @@ timestamp_operand(OdbcConn *conn, const char *quoted_column)
 static char *
 cursor_operand(TableConfig *cfg, OdbcConn *conn)
 {
-	char	   *qcursor = column_ref(cfg, conn, cfg->cursor_column);
-
-	return cfg->cursor_kind == CURSOR_INTEGER ? qcursor : timestamp_operand(conn, qcursor);
+	if (cfg->cursor_kind == CURSOR_INTEGER)
+		return column_ref(cfg, conn, cfg->cursor_column);
+	return timestamp_operand(cfg, conn, cfg->cursor_column);
 }
 
 /* Whether the table's cursor holds timestamps (or dates), not integers. */
@@ -216,6 +279,26 @@ selected_as_text(TableConfig *cfg, const char *column)
 }
 
 /*
+ * A ClickHouse type name without its Nullable(...) and LowCardinality(...)
+ * wrappers, in either order: neither changes how a value is written.
+ */
+const char *
+DeparseClickHouseUnwrap(const char *type_name)
+{
+	const char *t = type_name;
+
+	for (;;)
+	{
+		if (strncmp(t, "Nullable(", 9) == 0)
+			t += 9;
+		else if (strncmp(t, "LowCardinality(", 15) == 0)
+			t += 15;
+		else
+			return t;
+	}
+}
+
+/*
  * The recorded warehouse signature of a column ("type_name size digits",
  * drift.c), or NULL if none was recorded.
  */
@@ -293,7 +376,8 @@ clickhouse_decimal_text(const char *quoted)
  * which odbc.c sets: a timestamptz keeps its offset), so that BC dates,
  * infinities and years past 9999 reach COPY as they are; a MariaDB FLOAT
  * as a DOUBLE (is_remote_single_float()); a ClickHouse Decimal as its
- * text with every digit of its scale (is_remote_decimal()).
+ * text with every digit of its scale (is_remote_decimal()), a ClickHouse
+ * DateTime64(7..9) cut to the microsecond (is_remote_sub_micro()).
  */
 static char *
 remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
@@ -306,6 +390,8 @@ remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 		return psprintf("CAST(%s AS DOUBLE)", q);
 	if (is_remote_decimal(cfg, conn, column))
 		return clickhouse_decimal_text(q);
+	if (is_remote_sub_micro(cfg, conn, column))
+		return clickhouse_micro(q);
 	if (OdbcDriverIsPostgres(conn) && selected_as_text(cfg, column))
 		return psprintf("CAST(%s AS text)", q);
 	return q;
@@ -366,9 +452,68 @@ local_is_text(TableConfig *cfg, const char *column)
 }
 
 /*
+ * Whether a column's value crosses ClickHouse's driver as the hex of its
+ * bytes (clickhouse_hex()): every column read as bytes there, text
+ * (DeparseTextAsBytes()) and a copy column of type bytea (stage.c reads
+ * those as bytes, fetch.c decodes both).  The driver's own string handling
+ * changes text: it takes a leading U+FEFF for a byte-order mark and drops
+ * it (a value that is only that becomes the empty string, and two keys one),
+ * so nothing but [0-9A-F] is left for it to handle.
+ */
+bool
+DeparseReadsHex(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	AttrNumber	attnum;
+
+	if (!OdbcDriverIsClickHouse(conn))
+		return false;
+	attnum = get_attnum(cfg->local_relid, column);
+	if (attnum == InvalidAttrNumber)
+		return false;
+	return get_atttype(cfg->local_relid, attnum) == BYTEAOID ||
+		DeparseTextAsBytes(cfg, conn, column);
+}
+
+/*
+ * A ClickHouse column read as bytes (DeparseReadsHex()), as selected: the
+ * hex of its bytes.  A String or FixedString has hex() of its own, which
+ * keeps a FixedString's padding NULs (toString() and CAST drop them, and a
+ * NUL is a bad row, not a value to cut silently); any other type (Enum,
+ * Array, Map, Tuple, IPv4, a number given a text column...) as the hex of
+ * its text form, toString(), which is what the driver sends for it.
+ */
+static char *
+clickhouse_hex(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	const char *sig = remote_signature(cfg, column);
+	const char *base = sig ? DeparseClickHouseUnwrap(sig) : "";
+	char	   *selected = remote_column(cfg, conn, column);
+
+	if ((strncmp(base, "String", 6) == 0 && (base[6] == '\0' || base[6] == ')' || base[6] == ' ')) ||
+		strncmp(base, "FixedString(", 12) == 0)
+		return psprintf("hex(%s)", selected);
+	return psprintf("hex(toString(%s))", selected);
+}
+
+/*
+ * A text parameter's placeholder in a query to the warehouse, the value
+ * bound by OdbcExecute() (ODBC_PARAM_TEXT).  ClickHouse's driver sends a
+ * bound value unescaped as a query parameter that the server reads in its
+ * escaped text form: a tab ends the value (the query fails), and ' ' or
+ * 'NULL' compare as something else.  So there the value goes as the hex of
+ * its bytes (odbc.c) and is decoded by the warehouse, unhex(?).
+ */
+const char *
+DeparseTextPlaceholder(OdbcConn *conn)
+{
+	return OdbcDriverIsClickHouse(conn) ? "unhex(?)" : "?";
+}
+
+/*
  * The select list of a pull: the warehouse columns as remote_column()
  * selects them, a column of absent selected as NULL, and one whose text
- * is read as bytes (DeparseTextAsBytes) cast so.  relation is what the
+ * is read as bytes (DeparseTextAsBytes) cast so (SQLite), or as hex
+ * (ClickHouse: DeparseReadsHex()).  relation is what the
  * query selects from (column_in()): the warehouse table, or a subquery.
  */
 static void
@@ -407,6 +552,8 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const ch
 		}
 		else if (OdbcDriverIsSqlite(conn))
 			appendStringInfoString(sql, column_in(conn, relation, col));
+		else if (DeparseReadsHex(cfg, conn, col))
+			appendStringInfoString(sql, clickhouse_hex(cfg, conn, col));
 		else
 			appendStringInfoString(sql, remote_column(cfg, conn, col));
 	}
@@ -523,7 +670,8 @@ DeparseCut(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams)
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s",
-					 aggregate_expr(conn, "MAX", column_ref(cfg, conn, cfg->cursor_column), integer),
+					 aggregate_expr(conn, "MAX", aggregate_operand(cfg, conn, cfg->cursor_column),
+									integer),
 					 remote_table(cfg, conn));
 	if (!integer)
 	{
@@ -551,7 +699,9 @@ DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg, const char *
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s WHERE %s IS NOT NULL",
-					 aggregate_expr(conn, agg, qcol, integer), remote_table(cfg, conn), qcol);
+					 aggregate_expr(conn, agg, integer ? qcol : aggregate_operand(cfg, conn, column),
+									integer),
+					 remote_table(cfg, conn), qcol);
 	if (bounded)
 	{
 		appendStringInfoString(&sql, " AND ");
@@ -620,7 +770,7 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 
 	if (spec->range_column)
 	{
-		char	   *qcol = timestamp_operand(conn, column_ref(cfg, conn, spec->range_column));
+		char	   *qcol = timestamp_operand(cfg, conn, spec->range_column);
 
 		if (spec->open_ended)
 			appendStringInfo(sql, " AND (%s > ? OR %s IS NULL)", qcol, qcol);
@@ -636,13 +786,13 @@ append_pull_filter(StringInfo sql, OdbcParam *params, int *nparams, TableConfig 
 	else if (spec->window_only)
 	{
 		appendStringInfo(sql, " AND %s > ?",
-						 timestamp_operand(conn, column_ref(cfg, conn, cfg->event_column)));
+						 timestamp_operand(cfg, conn, cfg->event_column));
 		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}
 	else if (spec->have_prev && spec->have_window)
 	{
 		appendStringInfo(sql, " AND (%s > ? OR %s > ?)", qcursor,
-						 timestamp_operand(conn, column_ref(cfg, conn, cfg->event_column)));
+						 timestamp_operand(cfg, conn, cfg->event_column));
 		params[(*nparams)++] = DeparseCursorParam(cfg, spec->prev);
 		params[(*nparams)++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(spec->bound)};
 	}
@@ -673,11 +823,26 @@ DeparsePull(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *slice,
 }
 
 /*
+ * The placeholder of a key value in a pull by key: cycle.c's key_param()
+ * binds a key of an integer copy column as an integer, any other as text
+ * (DeparseTextPlaceholder()).
+ */
+static const char *
+key_placeholder(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	Oid			type = get_atttype(cfg->local_relid, get_attnum(cfg->local_relid, column));
+
+	if (type == INT2OID || type == INT4OID || type == INT8OID)
+		return "?";
+	return DeparseTextPlaceholder(conn);
+}
+
+/*
  * Every version with cursor <= ? of nkeys keys, in the order of the synced
  * columns: the window's rows that hot_window_check 'keys' found to differ.
  * The key values are parameters after the cut, key by key in the order of
  * key_columns; "k IN (?, ...)" for one key column, else "(k1 = ? AND k2 =
- * ?) OR ...".
+ * ?) OR ..." (a text key's placeholder as key_placeholder() writes it).
  */
 char *
 DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
@@ -702,13 +867,15 @@ DeparseKeyPull(TableConfig *cfg, OdbcConn *conn, int nkeys)
 
 		if (single)
 		{
-			appendStringInfoString(&sql, i ? ", ?" : "?");
+			appendStringInfo(&sql, "%s%s", i ? ", " : "",
+							 key_placeholder(cfg, conn, linitial(cfg->key_columns)));
 			continue;
 		}
 		appendStringInfoString(&sql, i ? " OR (" : "(");
 		foreach(lc, cfg->key_columns)
-			appendStringInfo(&sql, "%s%s = ?", foreach_current_index(lc) ? " AND " : "",
-							 column_ref(cfg, conn, lfirst(lc)));
+			appendStringInfo(&sql, "%s%s = %s", foreach_current_index(lc) ? " AND " : "",
+							 column_ref(cfg, conn, lfirst(lc)),
+							 key_placeholder(cfg, conn, lfirst(lc)));
 		appendStringInfoChar(&sql, ')');
 	}
 	appendStringInfoChar(&sql, ')');
@@ -727,7 +894,7 @@ DeparsePullCount(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, PullSlice *sl
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT COUNT(*), %s FROM %s",
-					 aggregate_expr(conn, "MIN", column_ref(cfg, conn, cfg->cursor_column),
+					 aggregate_expr(conn, "MIN", aggregate_operand(cfg, conn, cfg->cursor_column),
 									!cursor_is_timestamp(cfg)),
 					 remote_table(cfg, conn));
 	append_pull_filter(&sql, params, nparams, cfg, conn, spec, slice);
@@ -878,7 +1045,7 @@ append_dedup_source(StringInfo sql, OdbcParam *params, TableConfig *cfg, OdbcCon
 	if (have_since)
 	{
 		appendStringInfo(sql, " AND %s > ?",
-						 timestamp_operand(conn, column_ref(cfg, conn, daycol)));
+						 timestamp_operand(cfg, conn, daycol));
 		params[nparams++] = (OdbcParam) {ODBC_PARAM_TIMESTAMP, TimestampJustBefore(since)};
 	}
 	appendStringInfoString(sql, ") x WHERE rn = 1");
@@ -903,7 +1070,7 @@ DeparseVerifyDays(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cu
 					 OdbcDriverIsPostgres(conn) ? "CAST(CAST(d AS DATE) AS text)" : "CAST(d AS DATE)",
 					 aggregate_expr(conn, "MAX", "c", !cursor_is_timestamp(cfg)),
 					 with_checksum ? ", SUM(h)" : "", column_ref(cfg, conn, daycol),
-					 column_ref(cfg, conn, cfg->cursor_column));
+					 aggregate_operand(cfg, conn, cfg->cursor_column));
 	if (with_checksum)
 		appendStringInfo(&sql, ", %s AS h", DeparseChecksum(cfg, conn, true));
 	appendStringInfoString(&sql, ", ");
@@ -937,7 +1104,7 @@ DeparseVerifyKeys(TableConfig *cfg, OdbcConn *conn, List *columns, const char *d
 	return sql.data;
 }
 
-/* s as a ClickHouse string literal: quote and backslash escaped. */
+/* s as a ClickHouse string literal, escaped as OdbcClickHouseEscape() says. */
 static char *
 clickhouse_literal(const char *s)
 {
@@ -945,12 +1112,7 @@ clickhouse_literal(const char *s)
 
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '\'');
-	for (const char *p = s; *p; p++)
-	{
-		if (*p == '\'' || *p == '\\')
-			appendStringInfoChar(&buf, '\\');
-		appendStringInfoChar(&buf, *p);
-	}
+	OdbcClickHouseEscape(&buf, s);
 	appendStringInfoChar(&buf, '\'');
 	return buf.data;
 }

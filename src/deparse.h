@@ -83,6 +83,9 @@ typedef struct PullSlice
 #define DEPARSE_INEXACT_REAL_LEN 2
 
 extern bool DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column);
+extern bool DeparseReadsHex(TableConfig *cfg, OdbcConn *conn, const char *column);
+extern const char *DeparseTextPlaceholder(OdbcConn *conn);
+extern const char *DeparseClickHouseUnwrap(const char *type_name);
 extern OdbcParam DeparseCursorParam(TableConfig *cfg, int64 value);
 extern char *DeparseCut(TableConfig *cfg, OdbcConn *conn, OdbcParam *params, int *nparams);
 extern char *DeparseAggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,

@@ -69,6 +69,7 @@ typedef struct FetchColumn
 	SQLLEN		width;			/* bytes per slot, terminator included */
 	char	   *slots;
 	SQLLEN	   *ind;
+	bool		hex;			/* bytes that arrive as their hex (ClickHouse) */
 } FetchColumn;
 
 struct FetchBlock
@@ -230,6 +231,8 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary,
 		{
 			c->kind = is_binary[i] ? FETCH_BINARY : FETCH_UTF8;
 			c->c_type = SQL_C_BINARY;
+			/* selected as hex(...): deparse.c's DeparseReadsHex() */
+			c->hex = OdbcDriverIsClickHouse(conn);
 			c->width = slot_width(sql_type, size, true);
 			if (b->exact && (c->width = exact_slot_width(sql_type, size, true)) == 0)
 				b->exact = false;
@@ -459,6 +462,45 @@ read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
 }
 
 /*
+ * The bytes of a value that the warehouse sent as their hex (deparse.c's
+ * DeparseReadsHex()), decoded in place (each byte is written at or before
+ * the digits it comes from); returns their length.  Anything but pairs of
+ * hex digits is an error, never a value.
+ */
+static ssize_t
+decode_hex_in_place(FetchBlock *b, char *data, ssize_t len)
+{
+	static const int8 digit[256] = {
+		['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+		['7'] = 8, ['8'] = 9, ['9'] = 10, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14,
+		['E'] = 15, ['F'] = 16, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+		['f'] = 16,
+	};
+
+	Assert(len >= 0);
+	if (len % 2 != 0)
+		goto bad;
+	for (ssize_t i = 0; i < len / 2; i++)
+	{
+		int			hi = digit[(unsigned char) data[2 * i]];
+		int			lo = digit[(unsigned char) data[2 * i + 1]];
+
+		if (hi == 0 || lo == 0)
+			goto bad;
+		data[i] = (char) (((hi - 1) << 4) | (lo - 1));
+	}
+	return len / 2;
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_ERROR),
+			 errmsg("warehouse returned a value that is not the hex of its bytes"),
+			 errdetail("The value was selected as hex() through ODBC driver %s.",
+					   OdbcDriverDescription(b->conn))));
+	return -1;					/* not reached */
+}
+
+/*
  * The value of column col (from 0) of row row (from 0) of the current
  * block: UTF-16 text or bytes (FETCH_UTF8 too), and its length in bytes.  False for NULL.
  * The pointer is valid until the next call.
@@ -473,6 +515,9 @@ FetchValue(FetchBlock *b, int row, int col, const char **data, size_t *len)
 	if (b->bound)
 	{
 		SQLLEN		room = c->width - (c->kind == FETCH_TEXT ? sizeof(SQLWCHAR) : 0);
+
+		/* hex comes from ClickHouse only, which is read a row at a time */
+		Assert(!c->hex);
 
 		ind = c->ind[row];
 		if (ind == SQL_NULL_DATA)
@@ -507,6 +552,8 @@ FetchValue(FetchBlock *b, int row, int col, const char **data, size_t *len)
 	n = read_whole(b, col, c->c_type);
 	if (n < 0)
 		return false;
+	if (c->hex)
+		n = decode_hex_in_place(b, b->whole, n);
 	*data = b->whole;
 	*len = n;
 	return true;
@@ -779,9 +826,10 @@ FetchGetDate(OdbcConn *conn, SQLHSTMT stmt, int col, DateADT *result)
  * Read a timestamp value of a named warehouse column (a cut, a cursor or
  * event aggregate) as text, parsed strictly (parse_timestamp_text()); a
  * PostgreSQL warehouse's is selected as text (deparse.c), so that psqlODBC
- * does not rewrite it.  Fractions finer than a microsecond (ClickHouse's
- * DateTime64(9)) are cut, never rounded up: a cut must not move past a
- * row it has not seen.
+ * does not rewrite it.  Fractions finer than a microsecond are cut, never
+ * rounded up: a cut must not move past a row it has not seen (a ClickHouse
+ * DateTime64(7..9) arrives cut to the microsecond already, as its values
+ * and filters take it: deparse.c's clickhouse_micro()).
  */
 bool
 FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,

@@ -840,8 +840,45 @@ OdbcDisconnect(OdbcConn *conn)
 }
 
 /*
+ * Whether a byte of a name or string literal must not reach ClickHouse's
+ * driver as itself.  The driver rewrites a statement's text before sending
+ * it, and knows neither backquoted identifiers nor every quote: it takes
+ * each ? and @name outside '...' and "..." for a parameter (inside
+ * backquotes too), a " or ' inside backquotes or inside the other quote
+ * for the start or end of a string, which moves every later ?, and a
+ * backslash as escaping the next byte; and it replaces {fn ...} and the
+ * other ODBC escapes anywhere, in literals too (OdbcAllocStatement() turns
+ * that off, SQL_ATTR_NOSCAN; the braces are escaped as well).  ClickHouse
+ * reads \xHH in a backquoted identifier and in a string literal, so these
+ * bytes go so (OdbcClickHouseEscape()) and the driver never sees them.
+ */
+static bool
+clickhouse_must_escape(char c)
+{
+	return c == '?' || c == '@' || c == '\'' || c == '"' || c == '`' || c == '\\' ||
+		c == '{' || c == '}';
+}
+
+/*
+ * Append s to buf for ClickHouse inside backquotes or a string literal,
+ * every byte of clickhouse_must_escape() as \xHH.
+ */
+void
+OdbcClickHouseEscape(StringInfo buf, const char *s)
+{
+	for (const char *p = s; *p; p++)
+	{
+		if (clickhouse_must_escape(*p))
+			appendStringInfo(buf, "\\x%02X", (unsigned char) *p);
+		else
+			appendStringInfoChar(buf, *p);
+	}
+}
+
+/*
  * Quote an identifier for the warehouse with the quote character its
- * driver reports, doubling that character inside.
+ * driver reports, doubling that character inside (ClickHouse: escaping
+ * what its driver would rewrite, OdbcClickHouseEscape()).
  */
 char *
 OdbcQuoteIdent(OdbcConn *conn, const char *ident)
@@ -849,6 +886,14 @@ OdbcQuoteIdent(OdbcConn *conn, const char *ident)
 	StringInfoData buf;
 	size_t		qlen = strlen(conn->quote);
 
+	if (driver_is(conn, DRIVER_CLICKHOUSE))
+	{
+		initStringInfo(&buf);
+		appendStringInfoChar(&buf, '`');
+		OdbcClickHouseEscape(&buf, ident);
+		appendStringInfoChar(&buf, '`');
+		return buf.data;
+	}
 	if (qlen == 0)
 		return pstrdup(ident);
 
@@ -907,6 +952,16 @@ OdbcAllocStatement(OdbcConn *conn)
 
 	rc = SQLAllocHandle(SQL_HANDLE_STMT, conn->dbc, &stmt);
 	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "allocating an ODBC statement");
+	if (driver_is(conn, DRIVER_CLICKHOUSE))
+	{
+		/*
+		 * No ODBC escape is ever sent to ClickHouse, and its driver would
+		 * rewrite {fn ...} wherever it stands, names and literals too, and
+		 * in the statements its catalog functions build from a name.
+		 */
+		rc = SQLSetStmtAttr(stmt, SQL_ATTR_NOSCAN, (SQLPOINTER) SQL_NOSCAN_ON, 0);
+		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "turning off escape processing");
+	}
 	if (conn->query_timeout > 0)
 	{
 		rc = SQLSetStmtAttr(stmt, SQL_ATTR_QUERY_TIMEOUT,
@@ -1020,6 +1075,18 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 			timestamp_to_odbc(params[i].value, &ts[i]);
 			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_TYPE_TIMESTAMP,
 								  SQL_TYPE_TIMESTAMP, 26, 6, &ts[i], 0, &ind[i]);
+		}
+		else if (params[i].kind == ODBC_PARAM_TEXT && driver_is(conn, DRIVER_CLICKHOUSE))
+		{
+			/* as the hex of its bytes: see DeparseTextPlaceholder() */
+			size_t		len = strlen(params[i].text);
+			char	   *hex = palloc(len * 2 + 1);
+
+			hex[hex_encode(params[i].text, len, hex)] = '\0';
+			ind[i] = (SQLLEN) (len * 2);
+			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_CHAR,
+								  SQL_VARCHAR, Max(len * 2, 1), 0, hex,
+								  ind[i] + 1, &ind[i]);
 		}
 		else if (params[i].kind == ODBC_PARAM_TEXT)
 		{

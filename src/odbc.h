@@ -81,6 +81,7 @@ extern bool OdbcBeginSnapshot(OdbcConn *conn);
 extern bool OdbcDriverIsMysql(OdbcConn *conn);
 extern bool OdbcDriverIsSqlite(OdbcConn *conn);
 extern bool OdbcDriverIsClickHouse(OdbcConn *conn);
+extern void OdbcClickHouseEscape(StringInfo buf, const char *s);
 extern bool OdbcTextAsBytes(OdbcConn *conn);
 extern bool OdbcDriverStreams(OdbcConn *conn);
 extern bool OdbcDeclaredSizesHold(OdbcConn *conn);

@@ -408,8 +408,9 @@ local_type_for_affinity(RemoteColumn *col)
  *	  128/256-bit ones in numeric);
  *	- Decimal(P,S) in numeric, read as text (the driver reports scale 0);
  *	- Date and Date32 in date; DateTime and DateTime64(p), with or without
- *	  a zone, in timestamp, to the microsecond (DateTime64(7..9) lands
- *	  rounded to the nearest microsecond: docs/warehouses.md);
+ *	  a zone, in timestamp, to the microsecond (DateTime64(7..9) is cut to
+ *	  the microsecond, finer digits dropped: deparse.c's
+ *	  clickhouse_micro(), docs/limits.md);
  *	- Bool in boolean, UUID in uuid;
  *	- String, FixedString, Enum8/16, IPv4/6, and the composite types Array,
  *	  Map and Tuple in text, in ClickHouse's own text form ([1,2],
@@ -431,18 +432,8 @@ clickhouse_local_type(const char *type_name)
 		{"Decimal", "numeric"}, {"Bool", "boolean"}, {"UUID", "pg_catalog.uuid"},
 		{"Date32", "pg_catalog.date"}, {"DateTime", "timestamp"}, {"Date", "pg_catalog.date"},
 	};
-	const char *t = type_name;
+	const char *t = DeparseClickHouseUnwrap(type_name);
 
-	/* unwrap Nullable(...) and LowCardinality(...), in either order */
-	for (;;)
-	{
-		if (strncmp(t, "Nullable(", 9) == 0)
-			t += 9;
-		else if (strncmp(t, "LowCardinality(", 15) == 0)
-			t += 15;
-		else
-			break;
-	}
 	for (size_t i = 0; i < lengthof(types); i++)
 	{
 		size_t		len = strlen(types[i].prefix);
