@@ -71,6 +71,7 @@ ISOLATION_TEST_OPTS = --inputdir=. --outputdir=output_iso --load-extension=dblin
                       --dbname=isolation_regression_$(EXTENSION)
 
 SHLIB_LINK += -lodbc -lodbcinst -lpthread
+PG_CPPFLAGS += -DTREBLE_SYNC_VERSION='"$(EXTVERSION)"'
 PG_CPPFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 
 PG_CONFIG ?= pg_config

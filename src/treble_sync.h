@@ -55,6 +55,7 @@
 
 #include "postgres.h"
 
+#include "compat.h"
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
 #include "foreign/foreign.h"
