@@ -26,17 +26,12 @@ set -u
 
 n=0
 failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() {
-    if [[ $2 == "$3" ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        echo "#   expected: $2"
-        echo "#        got: $3"
-    fi
-}
+ok()   { n=$((n + 1)); echo "ok $n - $1"; }
+nok()  { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+diag() { echo "#   $*"; }
+# check NAME EXPECTED ACTUAL
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 bail() { echo "Bail out! $*"; exit 1; }
 
 OLD_BIN=${TS_PG_BIN:?source the env file of .ci/clusters}
