@@ -24,9 +24,9 @@
  *		  ResourceOwnerCreate, BeginCopyFrom,
  *		  BackgroundWorkerInitializeConnectionByOid and pgstat_progress_*
  *		  are as in 15.
- *	  18  nothing treble_sync calls changed signature; PG_MODULE_MAGIC_EXT
- *		  (name and version shown by pg_get_loaded_modules()) is used when
- *		  the server has it.
+ *	  18  pg_attribute_noreturn() (after a declaration) gave way to
+ *		  pg_noreturn (before it); PG_MODULE_MAGIC_EXT (name and version
+ *		  shown by pg_get_loaded_modules()) is used when the server has it.
  *
  *-------------------------------------------------------------------------
  */
@@ -57,6 +57,11 @@
 	PG_MODULE_MAGIC_EXT(.name = "treble_sync", .version = TREBLE_SYNC_VERSION)
 #else
 #define TS_MODULE_MAGIC PG_MODULE_MAGIC
+#endif
+
+/* 18's pg_noreturn, before a declaration; older majors had it after */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
 #endif
 
 #if PG_VERSION_NUM < 160000
