@@ -19,7 +19,9 @@
  *		  thrown, as before); DecodeDateTime() reports what was wrong in a
  *		  DateTimeErrorExtra (treble_sync only tests its result).
  *	  17  PGPROC's local transaction id moved into its vxid
- *		  (MyProc->vxid.lxid); utils/array.h is no longer pulled in by
+ *		  (MyProc->vxid.lxid); the wait events are generated, and
+ *		  WAIT_EVENT_MQ_RECEIVE is WAIT_EVENT_MESSAGE_QUEUE_RECEIVE;
+ *		  utils/array.h and utils/wait_event.h are no longer pulled in by
  *		  the headers that included it (each file includes what it uses).
  *		  ResourceOwnerCreate, BeginCopyFrom,
  *		  BackgroundWorkerInitializeConnectionByOid and pgstat_progress_*
@@ -137,6 +139,8 @@ ts_DecodeDateTime(char **field, int *ftype, int nf, int *dtype,
 #define TS_MY_LXID (MyProc->vxid.lxid)
 #else
 #define TS_MY_LXID (MyProc->lxid)
+/* 17's generated name of a shm_mq receive wait (utils/wait_event.h) */
+#define WAIT_EVENT_MESSAGE_QUEUE_RECEIVE WAIT_EVENT_MQ_RECEIVE
 #endif
 
 #endif							/* TREBLE_SYNC_COMPAT_H */
