@@ -72,7 +72,8 @@ ISOLATION_TEST_OPTS = --inputdir=. --outputdir=output_iso --load-extension=dblin
                       --dbname=isolation_regression_$(EXTENSION)
 
 SHLIB_LINK += -lodbc -lodbcinst -lpthread
-# the release the library is, whose catalog it needs (src/version.c)
+# the release the library is, whose catalog it needs (src/version.c),
+# also in its module magic on 18 (src/compat.h)
 PG_CPPFLAGS += -DTREBLE_SYNC_VERSION='"$(EXTVERSION)"'
 PG_CPPFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 

@@ -65,7 +65,7 @@ extension_owner(void)
 	HeapTuple	tup;
 	Oid			owner = InvalidOid;
 
-	if (cached_lxid == MyProc->lxid && OidIsValid(cached_owner))
+	if (cached_lxid == TS_MY_LXID && OidIsValid(cached_owner))
 		return cached_owner;
 
 	rel = table_open(ExtensionRelationId, AccessShareLock);
@@ -83,7 +83,7 @@ extension_owner(void)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"treble_sync\" is not installed in this database")));
 	cached_owner = owner;
-	cached_lxid = MyProc->lxid;
+	cached_lxid = TS_MY_LXID;
 	return owner;
 }
 

@@ -752,7 +752,7 @@ parse_timestamp_text(OdbcConn *conn, const char *text, const char *table, const 
 	if (column && OdbcTimestampsAsText(conn))
 		FetchCheckComparable(text, false, table, column);
 	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) == 0 &&
-		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0 &&
+		ts_DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0 &&
 		(dtype == DTK_LATE || dtype == DTK_EARLY))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -760,7 +760,7 @@ parse_timestamp_text(OdbcConn *conn, const char *text, const char *table, const 
 				 column ? errdetail("Read from column \"%s\" of warehouse table \"%s\".",
 									column, table) : 0));
 	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) != 0 ||
-		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
+		ts_DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
 		dtype != DTK_DATE || tm2timestamp(&tm, fsec, NULL, &result) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
@@ -802,7 +802,7 @@ FetchGetDate(OdbcConn *conn, SQLHSTMT stmt, int col, DateADT *result)
 	}
 	ok = ParseDateTime(text.data, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS,
 					   &nf) == 0 &&
-		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0;
+		ts_DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0;
 	if (ok && dtype == DTK_LATE)
 		DATE_NOEND(*result);
 	else if (ok && dtype == DTK_EARLY)

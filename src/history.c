@@ -371,7 +371,7 @@ HistoryRemove(TableConfig *cfg, bool drop_table)
 	{
 		ObjectAddress obj;
 
-		if (!pg_class_ownercheck(cfg->history_relid, GetUserId()))
+		if (!object_ownercheck(RelationRelationId, cfg->history_relid, GetUserId()))
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, relname);
 		ObjectAddressSet(obj, RelationRelationId, cfg->history_relid);
 		performDeletion(&obj, DROP_RESTRICT, 0);

@@ -75,9 +75,9 @@ static void odbc_release(void *arg);
 static bool driver_is(OdbcConn *conn, DriverFamily family);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
-static void odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
-							  SQLHANDLE handle, const char *operation,
-							  const char *sql) pg_attribute_noreturn();
+pg_noreturn static void odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
+										 SQLHANDLE handle, const char *operation,
+										 const char *sql);
 
 /*
  * Append UTF-16 text to a UTF-8 StringInfo.  With copy_escape, the

@@ -236,7 +236,7 @@ ProcessPrecheck(TableConfig *cfg, ForeignServer **server_out)
 						 quote_identifier(owner_name))));
 
 	server = GetForeignServerByName(cfg->server_name, false);
-	aclresult = pg_foreign_server_aclcheck(server->serverid, cfg->owner, ACL_USAGE);
+	aclresult = object_aclcheck(ForeignServerRelationId, server->serverid, cfg->owner, ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

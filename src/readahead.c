@@ -57,6 +57,7 @@
 #include "storage/shm_toc.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/wait_event.h"
 
 #include "attempt.h"
 #include "process.h"
@@ -252,7 +253,7 @@ reader_error(ReadAhead *reader, bool nowait, ErrorData *edata)
  * raised it (a warehouse's error is retried as if the worker had met it),
  * or, if the reader was cancelled or terminated, as that.
  */
-static void pg_attribute_noreturn()
+pg_noreturn static void
 raise_reader_error(ReadAhead *reader, ErrorData *edata)
 {
 	ReadAheadShared *shared = reader->shared;
@@ -301,7 +302,7 @@ receive(ReadAhead *reader, const char **data, Size *len, ErrorData *edata, bool 
 			return false;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, 0,
-						 WAIT_EVENT_MQ_RECEIVE);
+						 WAIT_EVENT_MESSAGE_QUEUE_RECEIVE);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}

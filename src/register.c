@@ -485,7 +485,7 @@ usable_server(const char *name, UserMapping **mapping)
 				 errmsg("server \"%s\" does not use the treble_sync foreign-data wrapper",
 						server->servername),
 				 errhint("CREATE SERVER ... FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string '...').")));
-	aclresult = pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE);
+	aclresult = object_aclcheck(ForeignServerRelationId, server->serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server->servername);
 	*mapping = OdbcLookupUserMapping(GetUserId(), server);
@@ -767,7 +767,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 		local_name = rt->table;
 	else
 	{
-		List	   *names = stringToQualifiedNameList(text_to_cstring(PG_GETARG_TEXT_PP(6)));
+		List	   *names = ts_stringToQualifiedNameList(text_to_cstring(PG_GETARG_TEXT_PP(6)));
 		RangeVar   *rv = makeRangeVarFromNameList(names);
 
 		if (rv->catalogname)
@@ -790,7 +790,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 
 	if (OidIsValid(cfg.local_relid))
 	{
-		if (!pg_class_ownercheck(cfg.local_relid, GetUserId()))
+		if (!object_ownercheck(RelationRelationId, cfg.local_relid, GetUserId()))
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, local_name);
 		cfg.owner = SecurityRelationOwner(cfg.local_relid);
 		other = CatalogTableUsingLocal(cfg.local_relid);
@@ -1054,7 +1054,7 @@ treble_sync_remove_table(PG_FUNCTION_ARGS)
 	require_no_cycle(cfg, "remove_table");
 	/* dropping the copy is DROP TABLE's own right: the table's ownership */
 	if (drop_local && relname != NULL &&
-		!pg_class_ownercheck(cfg->local_relid, GetUserId()))
+		!object_ownercheck(RelationRelationId, cfg->local_relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, relname);
 	HistoryRemove(cfg, drop_local);
 	CatalogDeleteTable(cfg->table_id);

@@ -18,7 +18,7 @@
 
 #include "treble_sync.h"
 
-PG_MODULE_MAGIC;
+TS_MODULE_MAGIC;
 
 void		_PG_init(void);
 

@@ -49,6 +49,7 @@
  *	             redact.c/h     warehouse values kept out of errors and logs
  *	             option.c/h     server and user-mapping options, the connection string
  *	             treble_sync.c  module entry point and settings
+ *	             compat.h       the server API of each PostgreSQL major (15 to 18)
  *
  *-------------------------------------------------------------------------
  */
@@ -57,6 +58,7 @@
 
 #include "postgres.h"
 
+#include "compat.h"
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
 #include "foreign/foreign.h"
