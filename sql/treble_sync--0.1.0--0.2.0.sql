@@ -286,10 +286,15 @@ COMMENT ON TABLE treble_sync.group_runs IS 'the group run log: one row per group
 REVOKE ALL ON treble_sync.group_runs FROM PUBLIC;
 GRANT SELECT ON treble_sync.group_runs TO PUBLIC;
 ALTER TABLE treble_sync.group_runs ENABLE ROW LEVEL SECURITY;
+-- readable by the roles that may read the run log of one of its tables
+-- (the group's owner's, a copy's readers, pg_read_all_stats), as a run's
 CREATE POLICY owner_reads ON treble_sync.group_runs FOR SELECT
     USING ((owner IS NOT NULL AND pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'))
            OR pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-           OR pg_catalog.pg_has_role('pg_read_all_data', 'USAGE'));
+           OR pg_catalog.pg_has_role('pg_read_all_data', 'USAGE')
+           OR EXISTS (SELECT 1 FROM treble_sync.groups g JOIN treble_sync.tables t USING (group_id)
+                      WHERE g.name OPERATOR(pg_catalog.=) group_runs.group_name
+                        AND treble_sync.may_read_log(t.owner, t.name, false)));
 
 ALTER TABLE treble_sync.runs ADD COLUMN group_run_id bigint;
 

@@ -223,11 +223,15 @@ AdvisorRecordVerify(TableConfig *cfg, Timestamp cut, Timestamp bound, List *days
 		Timestamp	start;
 		double		hours;
 		int			b = 0;
+		int			overflow = 0;
 
 		CHECK_FOR_INTERRUPTS();
+
 		if (DATE_NOT_FINITE(day))
 			continue;
-		start = DatumGetTimestamp(DirectFunctionCall1(date_timestamp, DateADTGetDatum(day)));
+		start = date2timestamp_opt_overflow(day, &overflow);
+		if (overflow != 0)
+			continue;			/* a day no timestamp reaches: not a lateness */
 		hours = ((double) cut - (double) start) / (double) USECS_PER_HOUR;
 		while (b + 1 < ADVISOR_BUCKETS && hours >= bucket_from_hours[b + 1])
 			b++;

@@ -2005,9 +2005,10 @@ CatalogGroupRunRuns(int64 group_run_id)
 }
 
 /*
- * The groups whose every member the caller may run (as CatalogEnabledTableIds
- * says of tables) and which have an enabled member, of one server or of
- * every server (NULL), by name: what sync_all() cycles as groups.
+ * The groups whose owner's privileges the caller has, whose every member
+ * is enabled, of one server or of every server (NULL), by name: what
+ * sync_all() cycles as groups.  A group with a disabled member is left
+ * alone, as a disabled table is.
  */
 List *
 CatalogEnabledGroupIds(const char *server)
@@ -2022,8 +2023,9 @@ CatalogEnabledGroupIds(const char *server)
 	catalog_exec("SELECT g.group_id FROM treble_sync.groups g"
 				 " WHERE pg_catalog.pg_has_role(g.owner::pg_catalog.oid, 'USAGE')"
 				 " AND EXISTS (SELECT 1 FROM treble_sync.tables t WHERE t.group_id OPERATOR(pg_catalog.=) g.group_id"
-				 "             AND t.enabled"
 				 "             AND ($1 IS NULL OR t.server_name::pg_catalog.text OPERATOR(pg_catalog.=) $1))"
+				 " AND NOT EXISTS (SELECT 1 FROM treble_sync.tables t"
+				 "                 WHERE t.group_id OPERATOR(pg_catalog.=) g.group_id AND NOT t.enabled)"
 				 " ORDER BY g.name", 1, types, values, nulls, SPI_OK_SELECT);
 	ids = spi_int_column(cxt);
 	SPI_finish();
@@ -2071,4 +2073,23 @@ CatalogFailGroupRunIfRunning(int64 group_run_id, const char *error)
 				  " finished_at = pg_catalog.clock_timestamp()"
 				  " WHERE group_run_id OPERATOR(pg_catalog.=) $1 AND status OPERATOR(pg_catalog.=) 'running'",
 				  2, types, values, NULL, SPI_OK_UPDATE);
+}
+
+/*
+ * For sync_table(), resync(), repair() and rewind(): a group's member is
+ * cycled, repaired or rewound only with its group, or a reader could see
+ * it at a cut its group's other members have not reached.
+ */
+void
+CatalogRefuseGroupMember(TableConfig *cfg, const char *funcname)
+{
+	char	   *group = CatalogTableGroup(cfg->table_id);
+
+	if (group != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table \"%s\" belongs to group \"%s\": %s cannot act on it alone",
+						cfg->name, group, funcname),
+				 errhint("Run treble_sync.sync_group(%s), or take the table out of the group with treble_sync.alter_group().",
+						 quote_literal_cstr(group))));
 }

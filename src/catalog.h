@@ -120,5 +120,6 @@ extern void CatalogSetRunGroupRun(int64 run_id, int64 group_run_id);
 extern List *CatalogGroupRunRuns(int64 group_run_id);
 extern List *CatalogEnabledGroupIds(const char *server);
 extern void CatalogFailGroupRunIfRunning(int64 group_run_id, const char *error);
+extern void CatalogRefuseGroupMember(TableConfig *cfg, const char *funcname);
 
 #endif							/* TREBLE_SYNC_CATALOG_H */

@@ -35,8 +35,8 @@
 #include "utils/tuplestore.h"
 
 #include "catalog.h"
-#include "group.h"
 #include "launch.h"
+#include "lockwait.h"
 #include "process.h"
 #include "recovery.h"
 #include "version.h"
@@ -57,7 +57,48 @@ group_name_arg(FunctionCallInfo fcinfo)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the group's name must not be empty")));
+	/* it goes into every member's notifications, whose size is bounded */
+	if (strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("the group's name must be shorter than %d bytes", NAMEDATALEN)));
 	return name;
+}
+
+/*
+ * Hold the cycle lock of each table (an integer List of table ids) to the
+ * end of the transaction, or fail if a cycle of one runs: a running cycle
+ * must not find its table moved into or out of a group under it.
+ */
+static void
+lock_members(List *table_ids, const char *function)
+{
+	ListCell   *lc;
+
+	foreach(lc, table_ids)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!LockWaitTryCycleLock(lfirst_int(lc)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("a cycle of table id %d is running", lfirst_int(lc)),
+					 errdetail("%s() does not change a group while a cycle of one of its tables runs.", function),
+					 errhint("Wait for it to end, then try again.")));
+	}
+}
+
+/* Error unless the current role has the privileges of a group's owner. */
+static void
+require_group_owner(const char *name, Oid owner, const char *action)
+{
+	if (SecurityMayManage(owner))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to %s group \"%s\"", action, name),
+			 errdetail("Only roles with the privileges of its owner, role \"%s\", may do that.",
+					   GetUserNameFromId(owner, true)),
+			 errhint("Run it as that role or as a member of it.")));
 }
 
 /* A group by name, or an error that says there is none. */
@@ -167,6 +208,7 @@ treble_sync_add_group(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("group \"%s\" already exists", name)));
 	ids = member_ids(fcinfo, 1, 0, name, &owner);
+	lock_members(ids, "add_group");
 	group_id = CatalogInsertGroup(name, owner);
 	CatalogSetGroupMembers(group_id, ids);
 	PG_RETURN_DATUM(CatalogGroupRow(group_id));
@@ -193,8 +235,10 @@ treble_sync_alter_group(PG_FUNCTION_ARGS)
 	RecoveryRequirePrimary("alter_group()");
 	name = group_name_arg(fcinfo);
 	require_group(name, &group_id, &owner, &members);
-	SecurityRequireManage(owner, name, "change the group of");
+	require_group_owner(name, owner, "change");
 	ids = member_ids(fcinfo, 1, group_id, name, &new_owner);
+	lock_members(members, "alter_group");
+	lock_members(ids, "alter_group");
 	if (new_owner != owner)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -223,7 +267,8 @@ treble_sync_remove_group(PG_FUNCTION_ARGS)
 	RecoveryRequirePrimary("remove_group()");
 	name = group_name_arg(fcinfo);
 	require_group(name, &group_id, &owner, &members);
-	SecurityRequireManage(owner, name, "remove the group of");
+	require_group_owner(name, owner, "remove");
+	lock_members(members, "remove_group");
 	CatalogDeleteGroup(group_id);
 	PG_RETURN_VOID();
 }
@@ -281,23 +326,4 @@ treble_sync_sync_group(PG_FUNCTION_ARGS)
 		tuplestore_puttuple(rsinfo->setResult, &tuple);
 	}
 	return (Datum) 0;
-}
-
-/*
- * For sync_table(), resync() and sync_all(): a group's member is cycled
- * only with its group, or a reader could see it at a cut its group's other
- * members have not reached.
- */
-void
-GroupRefuseMember(TableConfig *cfg, const char *funcname)
-{
-	char	   *group = CatalogTableGroup(cfg->table_id);
-
-	if (group != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table \"%s\" belongs to group \"%s\": %s cannot cycle it alone",
-						cfg->name, group, funcname),
-				 errhint("Run treble_sync.sync_group('%s'), or take the table out of the group with treble_sync.alter_group().",
-						 group)));
 }

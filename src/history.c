@@ -868,6 +868,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 				 errmsg("the cut to rewind to must not be NULL")));
 	to = PG_GETARG_TIMESTAMPTZ(1);
 	SecurityRequireManage(cfg->owner, cfg->name, "rewind");
+	CatalogRefuseGroupMember(cfg, "rewind()");
 	if (!LockWaitTryCycleLock(cfg->table_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),

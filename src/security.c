@@ -39,10 +39,10 @@
 #include "treble_sync.h"
 
 /*
- * Whether the current role has the privileges of a registration's owner:
- * what changing it or starting its cycles requires.
+ * Whether the current role has the privileges of a registration's (or a
+ * group's) owner: what changing it or starting its cycles requires.
  */
-static bool
+bool
 SecurityMayManage(Oid owner)
 {
 	return OidIsValid(owner) && has_privs_of_role(GetUserId(), owner);

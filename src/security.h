@@ -23,6 +23,7 @@ typedef struct SecurityState
 
 struct TableConfig;
 
+extern bool SecurityMayManage(Oid owner);
 extern void SecurityRequireManage(Oid owner, const char *table_name, const char *action);
 extern bool SecurityMayRun(struct TableConfig *cfg);
 extern void SecurityRequireRun(struct TableConfig *cfg, const char *action);

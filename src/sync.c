@@ -21,7 +21,6 @@
 #include "utils/tuplestore.h"
 
 #include "catalog.h"
-#include "group.h"
 #include "launch.h"
 #include "process.h"
 #include "recovery.h"
@@ -58,7 +57,7 @@ run_named(const char *name, const char *funcname, const char *action, bool full)
 	require_read_committed(funcname);
 	cfg = CatalogGetTable(name, false);
 	SecurityRequireRun(cfg, action);
-	GroupRefuseMember(cfg, funcname);
+	CatalogRefuseGroupMember(cfg, funcname);
 	(void) ProcessPrecheck(cfg, NULL);
 	return CatalogRunRow(LaunchCycle(cfg->table_id, full));
 }

@@ -19,7 +19,7 @@
  *	  entry      register.c     add_table(), alter_table(), remove_table()
  *	             sync.c         sync_table(), resync(), sync_all()
  *	             verify.c       verify() and repair()
- *	             group.c/h      sync groups: add_group() ... sync_group(); refusing a member alone
+ *	             group.c        sync groups: add_group() ... sync_group()
  *	  launch     launch.c/h     the caller's side: starting a cycle's worker, waiting
  *	  processes  worker.c/h     the cycle runner: transactions, retries, chunk helpers
  *	             reader.c       the reader process of a first load

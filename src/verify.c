@@ -348,6 +348,8 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 					 errhint("Pass NULL to verify every day.")));
 		since = DatumGetTimestamp(DirectFunctionCall1(date_timestamp, PG_GETARG_DATUM(1)));
 	}
+	if (repair)
+		CatalogRefuseGroupMember(cfg, "verify(repair => true)");
 	if (repair && cfg->event_column == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -482,6 +484,7 @@ treble_sync_repair(PG_FUNCTION_ARGS)
 				 errmsg("repair needs an event column"),
 				 errhint("Use treble_sync.resync('%s') for a table without one.", cfg->name)));
 	SecurityRequireRun(cfg, "repair");
+	CatalogRefuseGroupMember(cfg, "repair()");
 	(void) ProcessPrecheck(cfg, NULL);
 	PG_RETURN_DATUM(CatalogRunRow(LaunchRepair(cfg->table_id,
 												  DatumGetTimestamp(DirectFunctionCall1(date_timestamp,

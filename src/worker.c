@@ -938,12 +938,26 @@ attempt_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt, int attempt, i
 			CycleAnalyzeIfChanged(cfg, &results[i]);
 			HistoryAfterCycle(cfg);
 			StageDrop();
+			ProgressEnd();
+			changed |= strcmp(results[i].status, "success") == 0;
+		}
+
+		/*
+		 * Nothing computed under a registration changed since (by a later
+		 * member's code too): every member's, once all are applied.
+		 */
+		for (int i = 0; i < g->n; i++)
+		{
+			current = i;
+			context_arg.table_name = cfgs[i]->name;
+			context_arg.run_id = g->run_ids[i];
 			CatalogLockRegistration(g->cfgs[i]);
+		}
+		for (int i = 0; i < g->n; i++)
+		{
 			CatalogFinishRun(g->run_ids[i], &results[i]);
 			CatalogSetRunDetails(g->run_ids[i], attempt, cuts[i], results[i].drift,
 								 results[i].warnings);
-			ProgressEnd();
-			changed |= strcmp(results[i].status, "success") == 0;
 		}
 		current = -1;
 		CatalogFinishGroupRun(g->group_run_id, changed ? "success" : "empty", NULL);
