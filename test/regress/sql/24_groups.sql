@@ -35,6 +35,11 @@ WHERE g.name = 'sends' ORDER BY 2;
 SELECT status FROM treble_sync.sync_table('g_fact');
 SELECT status FROM treble_sync.resync('g_dim');
 
+-- nor repaired or rewound alone
+SELECT treble_sync.repair('g_fact', '2026-11-28');
+SELECT count(*) FROM treble_sync.verify('g_fact', repair => true);
+SELECT treble_sync.rewind('g_dim', now());
+
 -- the group's cycle: every member, one group run
 SELECT table_name, status, rows_inserted, group_run_id IS NOT NULL AS grouped
 FROM treble_sync.sync_group('sends') ORDER BY table_name;
