@@ -60,6 +60,7 @@ fetch_int(OdbcConn *conn, SQLHSTMT stmt, int col, bool *isnull)
 
 static void clickhouse_column_types(OdbcConn *conn, RemoteTable *rt, bool qualified);
 static void sqlite_check_column_names(OdbcConn *conn, RemoteTable *rt);
+static bool sqlite_name_beyond_bmp(const char *name, size_t len);
 
 /*
  * Describe a warehouse table with SQLColumns.  Without a schema the driver
@@ -79,6 +80,20 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 	List	   *schemas = NIL;
 	bool		exact_seen = false;
 	ListCell   *lc;
+
+	/*
+	 * SQLite's driver cannot send such a name, not even to SQLColumns, which
+	 * would then find no table: refuse it for what it is, before asking.
+	 */
+	if (OdbcDriverIsSqlite(conn) &&
+		(sqlite_name_beyond_bmp(table, strlen(table)) ||
+		 (schema && sqlite_name_beyond_bmp(schema, strlen(schema)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("warehouse table name \"%s%s%s\" holds a character beyond the Basic Multilingual Plane",
+						schema ? schema : "", schema ? "." : "", table),
+				 errdetail("The SQLite driver cannot send such a name in a statement."),
+				 errhint("Register a view of the table under another name.")));
 
 	if (schema)
 		wschema = OdbcUtf8ToWide(OdbcEscapePattern(conn, schema), NULL);
@@ -202,14 +217,6 @@ sqlite_check_column_names(OdbcConn *conn, RemoteTable *rt)
 				"SELECT CAST(name AS BLOB) FROM pragma_table_info(?, ?)" :
 				"SELECT CAST(name AS BLOB) FROM pragma_table_info(?)",
 				rt->schema && rt->schema[0] ? 2 : 1, params);
-	if (sqlite_name_beyond_bmp(rt->table, strlen(rt->table)) ||
-		(rt->schema && sqlite_name_beyond_bmp(rt->schema, strlen(rt->schema))))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_NAME),
-				 errmsg("warehouse table name \"%s\" holds a character beyond the Basic Multilingual Plane",
-						rt->table),
-				 errdetail("The SQLite driver cannot send such a name in a statement."),
-				 errhint("Register a view of the table under another name.")));
 	block = FetchBegin(conn, stmt, 1, is_binary, NULL);
 	while ((n = FetchNextBlock(block)) > 0)
 	{
