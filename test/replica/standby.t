@@ -81,6 +81,11 @@ ENTRY_POINTS=(
     "verify|SELECT * FROM treble_sync.verify('$TAB')"
     "repair|SELECT treble_sync.repair('$TAB', '2026-11-28')"
     "rewind|SELECT * FROM treble_sync.rewind('$TAB', '2026-11-28')"
+    "add_group|SELECT treble_sync.add_group('g', '{$TAB}')"
+    "alter_group|SELECT treble_sync.alter_group('g', '{$TAB}')"
+    "remove_group|SELECT treble_sync.remove_group('g')"
+    "sync_group|SELECT * FROM treble_sync.sync_group('g')"
+    "schedule_group|SELECT treble_sync.schedule_group('g', '* * * * *')"
 )
 listed=$(printf '%s\n' "${ENTRY_POINTS[@]}" | cut -d'|' -f1 | sort | paste -sd' ')
 check "the list covers every entry point treble_sync_admin is granted" "$listed" \
