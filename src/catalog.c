@@ -6,7 +6,10 @@
  *	  chunks of first loads, the quarantine, the mask salts, quality checks
  *	  and their results, and verifications.
  *
- * Everyone may read them; only the extension owner may write them.  The
+ * Everyone may read the configuration (but a registration's watermark,
+ * load_cut and history_from, warehouse-derived, which this file reads as
+ * the extension owner); the logs are under row-level security; only the
+ * extension owner may write them.  The
  * functions that write switch to the extension owner for the one statement
  * and back, so a cycle can record its run while all its data changes are
  * made with the caller's own privileges.  Every statement is schema
@@ -375,13 +378,17 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 
 /*
  * Read one registration matching "column = $1", or NULL.  The result is
- * allocated in the caller's memory context.
+ * allocated in the caller's memory context.  Read as the extension owner:
+ * the watermark, load_cut and history_from columns are readable only by
+ * those who may read the run log (through the status view), and the entry
+ * points decide themselves, from the registration, who may act on it.
  */
 static TableConfig *
 lookup_table(const char *column, Oid type, Datum value)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	TableConfig *cfg = NULL;
+	CatalogUser saved = CatalogBecomeOwner();
 
 	SPI_connect();
 	catalog_exec(psprintf("%s WHERE %s OPERATOR(pg_catalog.=) $1", table_select, column),
@@ -389,6 +396,7 @@ lookup_table(const char *column, Oid type, Datum value)
 	if (SPI_processed == 1)
 		cfg = table_from_tuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, cxt);
 	SPI_finish();
+	CatalogRestoreUser(saved);
 	return cfg;
 }
 
@@ -441,7 +449,8 @@ CatalogGetTableById(int32 table_id)
  * Was the registration inserted or changed by the current transaction
  * (add_table, alter_table, not committed yet)?  A worker runs in a
  * transaction of its own: it would not see the row, or would wait for
- * this transaction to release it.
+ * this transaction to release it.  Read as the extension owner: a system
+ * column is not among the columns every role may read.
  */
 bool
 CatalogTableChangedHere(int32 table_id)
@@ -449,6 +458,7 @@ CatalogTableChangedHere(int32 table_id)
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(table_id)};
 	bool		here = false;
+	CatalogUser saved = CatalogBecomeOwner();
 
 	SPI_connect();
 	catalog_exec("SELECT xmin FROM treble_sync.tables WHERE table_id OPERATOR(pg_catalog.=) $1",
@@ -461,6 +471,7 @@ CatalogTableChangedHere(int32 table_id)
 		here = !isnull && TransactionIdIsCurrentTransactionId(DatumGetTransactionId(xmin));
 	}
 	SPI_finish();
+	CatalogRestoreUser(saved);
 	return here;
 }
 
