@@ -102,8 +102,8 @@ INSERT INTO null_valid VALUES
     ('require_primary', 'funcname', $$'nulls()'$$),
     ('resync', 'name', $$'null_sends'$$),
     ('rewind', 'name', $$'null_sends'$$),
-    ('rewind', 'to', $$(SELECT treble_sync.watermark_time(t) - interval '1 microsecond'
-                         FROM treble_sync.tables t WHERE name = 'null_sends')$$),
+    ('rewind', 'to', $$(SELECT s.watermark_time - interval '1 microsecond'
+                         FROM treble_sync.status s WHERE s.table_name = 'null_sends')$$),
     ('run_checks', 'p_table_id', $$(SELECT table_id FROM treble_sync.tables WHERE name = 'null_sends')$$),
     ('run_checks', 'p_cut', $$'2026-11-29 00:00:00'$$),
     ('run_checks', 'p_changed', $$1$$),
@@ -269,7 +269,7 @@ RETURNS TABLE (call text, sqlstate text) LANGUAGE sql AS $$
         $c$treble_sync.verify('null_dropped')$c$,
         $c$treble_sync.verify('null_dropped', repair => true)$c$,
         $c$treble_sync.repair('null_dropped', '2026-11-28')$c$,
-        $c$treble_sync.rewind('null_dropped', (SELECT treble_sync.watermark_time(t) - interval '1 microsecond' FROM treble_sync.tables t WHERE name = 'null_dropped'))$c$,
+        $c$treble_sync.rewind('null_dropped', (SELECT s.watermark_time - interval '1 microsecond' FROM treble_sync.status s WHERE s.table_name = 'null_dropped'))$c$,
         $c$treble_sync.alter_table('null_dropped', enabled => false)$c$,
         $c$treble_sync.alter_table('null_dropped', mask => '{"note": "sha256"}')$c$,
         $c$treble_sync.alter_table('null_dropped', keep_history => '')$c$,

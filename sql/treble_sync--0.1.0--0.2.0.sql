@@ -621,7 +621,8 @@ SELECT t.name AS table_name,
        greatest(c.reltuples, 0)::bigint AS rows_estimate,
        a.outside_window AS late_outside_window,
        a.advised_window,
-       g.name AS group_name
+       g.name AS group_name,
+       treble_sync.watermark_time(t) AS watermark_time
 FROM treble_sync.tables t
 LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.local_table
 LEFT JOIN LATERAL (SELECT * FROM treble_sync.runs r
