@@ -87,6 +87,11 @@ refused "LOGIN only: nor the whole row" sec_md_plain \
     "SELECT t::text FROM treble_sync.tables t" 42501
 refused "LOGIN only: nor SELECT *" sec_md_plain \
     "SELECT * FROM treble_sync.tables" 42501
+check "LOGIN only: every column of treble_sync.tables is readable but these three" \
+    "history_from,load_cut,watermark" \
+    "$(as sec_md_plain -c "SELECT string_agg(attname, ',' ORDER BY attname) FROM pg_attribute
+                           WHERE attrelid = 'treble_sync.tables'::regclass AND attnum > 0 AND NOT attisdropped
+                             AND NOT has_column_privilege('treble_sync.tables'::regclass, attnum, 'SELECT')" 2>&1)"
 accepted "LOGIN only: the configuration stays readable" sec_md_plain \
     "SELECT name, server_name, remote_table, key_columns, columns, cursor_column, owner
      FROM treble_sync.tables"
