@@ -111,7 +111,7 @@ as sec_part_a -c "CREATE TABLE public.sec_part_hh_kid () INHERITS (public.sec_pa
 give public.sec_part_hh_kid
 refused_all "an inheritance child of the history table given away" sec_part_h
 refused "an inheritance child of the history table given away: rewind is refused" sec_part_a \
-    "SELECT status FROM treble_sync.rewind('sec_part_h', (SELECT watermark::timestamptz FROM treble_sync.tables WHERE name = 'sec_part_h') - interval '1 hour')" \
+    "SELECT status FROM treble_sync.rewind('sec_part_h', (SELECT watermark_time FROM treble_sync.status WHERE table_name = 'sec_part_h') - interval '1 hour')" \
     42501 "owned by" sec_part_thief
 check "and nothing ran as the owner: the thief's loot is empty" 0 "$(looted sec_part)"
 take_back public.sec_part_hh_kid
