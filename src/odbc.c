@@ -678,6 +678,20 @@ check_clickhouse_tls(OdbcConn *conn, ForeignServer *server)
 }
 
 /*
+ * A table's timeouts (seconds; -1: its server's option), for a connection
+ * opened for it or kept from an earlier cycle: a statement's query timeout
+ * is set from it when the statement is made.
+ */
+void
+OdbcSetTimeouts(OdbcConn *conn, ForeignServer *server, int login_timeout, int query_timeout)
+{
+	conn->login_timeout = login_timeout >= 0 ? login_timeout :
+		FdwServerIntOption(server, "login_timeout", ODBC_DEFAULT_LOGIN_TIMEOUT);
+	conn->query_timeout = query_timeout >= 0 ? query_timeout :
+		FdwServerIntOption(server, "query_timeout", 0);
+}
+
+/*
  * Open a connection to the warehouse.  The connection is closed when the
  * current memory context is reset or deleted, or by OdbcDisconnect.
  */
@@ -693,10 +707,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	DriverFamily guess;
 
 	conn->server_name = pstrdup(server->servername);
-	conn->login_timeout = login_timeout >= 0 ? login_timeout :
-		FdwServerIntOption(server, "login_timeout", ODBC_DEFAULT_LOGIN_TIMEOUT);
-	conn->query_timeout = query_timeout >= 0 ? query_timeout :
-		FdwServerIntOption(server, "query_timeout", 0);
+	OdbcSetTimeouts(conn, server, login_timeout, query_timeout);
 	if (password)
 		conn->password = pstrdup(password);
 
