@@ -22,7 +22,7 @@ many_val() { many_sql -At -c "$1"; }
 # reader login may read them).
 many_tables_warehouse() {
     local n=$1
-    wh_sql -v n="$n" <<'SQL'
+    wh_sql -v n="$n" -v wh_user="$TS_WH_USER" <<'SQL'
 SET client_min_messages = warning;
 SELECT format('CREATE TABLE IF NOT EXISTS public.many_%s (id integer PRIMARY KEY, v text NOT NULL,
                  event_at timestamptz NOT NULL, synced_at timestamptz NOT NULL)', i)
@@ -31,7 +31,7 @@ SELECT format('TRUNCATE public.many_%s', i) FROM generate_series(1, :n) i \gexec
 SELECT format('INSERT INTO public.many_%s SELECT g, md5(g::text), now() - g * interval ''1 hour'',
                  now() - interval ''1 hour'' FROM generate_series(1, 100) g', i)
 FROM generate_series(1, :n) i \gexec
-SELECT format('GRANT SELECT ON public.many_%s TO %I', i, current_setting('treble_test.wh_user'))
+SELECT format('GRANT SELECT ON public.many_%s TO %I', i, :'wh_user')
 FROM generate_series(1, :n) i \gexec
 SQL
 }

@@ -78,9 +78,12 @@ runs_since() {
            WHERE run_id > $mark AND table_name = ANY ('{$(IFS=,; echo "$*")}')"
 }
 last_run() { sq -c "SELECT coalesce(max(run_id), 0) FROM treble_sync.runs"; }
-# one sync_all() by the superuser in one worker; OUT: how many workers ran it
+# one sync_all() by the superuser in one worker; OUT: how many workers ran
+# it.  Without read-ahead: a first load's rows would be read by a reader
+# process of their own, on a connection of its own, and the copies would
+# not show which connection the worker used.
 sync_all_one_worker() {
-    try postgres "SET treble_sync.max_parallel = 1;
+    try postgres "SET treble_sync.max_parallel = 1; SET treble_sync.read_ahead = off;
                   SELECT count(DISTINCT worker_pid) FROM treble_sync.sync_all()"
     [[ $RC -ne 0 ]] && diag "$ERR"
 }
