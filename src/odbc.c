@@ -673,7 +673,7 @@ check_clickhouse_tls(OdbcConn *conn, ForeignServer *server)
 					server->servername),
 			 errdetail("The ClickHouse ODBC driver sets up TLS once per process, with the SSLMode, CALocation, CertificateFile and PrivateKeyFile of its first HTTPS connection (here: %s), and would use them for this server too.",
 					   clickhouse_tls_settings),
-			 errhint("Give every ClickHouse server of this database the same TLS settings, or use this server from a new session (each cycle runs in a process of its own)."),
+			 errhint("Give every ClickHouse server of this database the same TLS settings, or cycle this server's tables apart from the others: sync_all(server) and sync_table() start workers of their own."),
 			 errcontext("connecting to warehouse server \"%s\"", conn->server_name)));
 }
 

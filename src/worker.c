@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * worker.c
- *	  The cycle runner: one cycle in a dynamic background worker, its
- *	  transactions and retries, and the chunk helpers of a first load.
+ *	  The cycle runner: the cycles of a queue in a dynamic background
+ *	  worker, their transactions and retries, and the chunk helpers of a
+ *	  first load.
  *
- * The calling session (launch.c) registers the worker, hands it the
- * database, its roles and the table through a small DSM segment, and
- * waits for it to exit.  The worker connects as the caller's session user
+ * The calling session (launch.c) registers the workers, hands them the
+ * database, its roles and the queue of tables through a DSM segment, and
+ * waits for them to exit.  The worker connects as the caller's session user
  * (process.c); the cycle itself runs as the registration's owner, inside
  * a security-restricted operation with search_path pinned (security.c),
  * whoever called:
@@ -25,10 +26,19 @@
  * the many transactions of a chunked load.  Errors raised during a cycle
  * name the table and the run in their CONTEXT.
  *
- * One process per cycle, exiting at the end: no ODBC state outlives a run.
+ * A worker takes the cycles of its caller's queue one after another
+ * (sync_all() hands its tables to up to treble_sync.max_parallel workers;
+ * sync_table() is a queue of one), each in transactions of its own, with
+ * its own run row and retries: one cycle's failure does not touch the
+ * next.  Between two cycles the worker drops its temporary objects, and it
+ * keeps the warehouse connection of a cycle that committed for the next
+ * cycle of the same owner, server and user mapping, with the same options
+ * (process.c); a connection is closed after any error, and at exit.
  * SIGTERM (pg_terminate_backend, or the caller being cancelled) becomes a
  * query cancel, so the cycle rolls back through the same path as any error
- * and leaves a 'failed' row that says it was stopped.
+ * and leaves a 'failed' row that says it was stopped; the worker then
+ * exits, leaving the rest of the queue.  A cancel (pg_cancel_backend)
+ * stops the cycle it interrupts, and the worker goes on with the next.
  *
  *-------------------------------------------------------------------------
  */
