@@ -38,6 +38,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_namespace.h"
 #include "fmgr.h"
@@ -100,6 +101,8 @@ object_aclcheck(Oid classid, Oid objectid, Oid roleid, AclMode mode)
 			return pg_foreign_server_aclcheck(objectid, roleid, mode);
 		case NamespaceRelationId:
 			return pg_namespace_aclcheck(objectid, roleid, mode);
+		case DatabaseRelationId:
+			return pg_database_aclcheck(objectid, roleid, mode);
 		default:
 			elog(ERROR, "object_aclcheck: unsupported catalog %u", classid);
 	}

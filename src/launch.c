@@ -1,17 +1,21 @@
 /*-------------------------------------------------------------------------
  *
  * launch.c
- *	  Starting the background worker of a cycle and waiting for it, in the
- *	  calling session (sync_table(), resync(), repair(), sync_all()).
+ *	  Starting the background workers of cycles and waiting for them, in
+ *	  the calling session (sync_table(), resync(), repair(), sync_all(),
+ *	  sync_group()).
  *
- * The calling session registers a worker (waiting for a free slot up to
- * treble_sync.worker_start_timeout), hands it the database, its roles,
- * its settings and the table through a small DSM segment (WorkerSlot,
- * worker.h), and waits for it to exit.  While it waits it honours
- * interrupts, reports the worker's progress as NOTICEs, and looks at
- * whatever lock the worker waits for: one this session holds would never
- * be released.  A worker that exited without recording its end gets its
- * run failed here.
+ * The calling session puts the cycles to run in a queue, in a DSM segment
+ * (WorkerQueue, worker.h) with the database, its roles and its settings,
+ * and registers up to max_parallel workers (waiting for a free slot up to
+ * treble_sync.worker_start_timeout), which take the cycles one after
+ * another, each in transactions of its own, until none is left; then it
+ * waits for them to exit.  One cycle (sync_table()) is a queue of one.
+ * While it waits it honours interrupts, reports a lone cycle's progress as
+ * NOTICEs, and looks at whatever lock a worker waits for: one this session
+ * holds would never be released.  A cycle whose worker exited without
+ * recording its end gets its run failed here; cycles left in the queue by
+ * workers that exited get workers of their own.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,15 +43,6 @@
 /* How often a caller with no free worker slot tries again. */
 #define SLOT_RETRY_MS 200
 
-/* If the waiting caller errors out or is terminated, stop its worker too. */
-static void
-terminate_worker_on_exit(int code, Datum arg)
-{
-	BackgroundWorkerHandle *handle = (BackgroundWorkerHandle *) DatumGetPointer(arg);
-
-	TerminateBackgroundWorker(handle);
-}
-
 /* Report a worker's progress as a NOTICE. */
 static void
 notice_progress(ProgressState *p)
@@ -68,58 +63,6 @@ notice_progress(ProgressState *p)
 						p->rows, p->bytes / 1024, secs, secs > 0 ? p->rows / secs : 0)));
 }
 
-static void watch_lock_wait(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot);
-
-/*
- * Wait for a started worker to exit, on the latch (the postmaster sets it
- * when the worker's state changes), waking once a second to honour
- * interrupts and, with treble_sync.progress_notices, to report progress.
- */
-static BgwHandleStatus
-wait_for_worker(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot)
-{
-	TimestampTz last_notice = GetCurrentTimestamp();
-
-	for (;;)
-	{
-		pid_t		pid;
-		BgwHandleStatus status = GetBackgroundWorkerPid(handle, &pid);
-
-		if (status == BGWH_STOPPED || status == BGWH_POSTMASTER_DIED)
-			return status;
-
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		watch_lock_wait(table_id, handle, slot);
-
-		if (treble_sync_progress_notices &&
-			TimestampDifferenceExceeds(last_notice, GetCurrentTimestamp(),
-									   PROGRESS_NOTICE_SECS * 1000))
-		{
-			ProgressState snapshot = slot->progress;
-
-			notice_progress(&snapshot);
-			last_notice = GetCurrentTimestamp();
-		}
-	}
-}
-
-/* A cycle's worker, as its caller tracks it. */
-static int64 run_one(int32 table_id, bool full, Timestamp repair_day);
-
-typedef struct WorkerRun
-{
-	int32		table_id;
-	int32		group_id;		/* a group's cycle: table_id is its first member */
-	dsm_segment *seg;
-	WorkerSlot *slot;
-	BackgroundWorkerHandle *handle;
-	bool		running;
-	int64		run_id;
-} WorkerRun;
-
 /*
  * While a caller waits for its worker: if the worker waits for a lock,
  * look at who holds it.  This session (an open transaction that changed
@@ -130,13 +73,14 @@ typedef struct WorkerRun
  * treble_sync.lock_timeout.
  */
 static void
-watch_lock_wait(int32 table_id, BackgroundWorkerHandle *handle, WorkerSlot *slot)
+watch_lock_wait(BackgroundWorkerHandle *handle, WorkerSlot *slot)
 {
 	pid_t		pid;
 	bool		mine;
 	char		blockers[LOCKWAIT_BLOCKERS_LEN];
+	int32		table_id = slot->table_id;
 
-	if (GetBackgroundWorkerPid(handle, &pid) != BGWH_STARTED ||
+	if (table_id == 0 || GetBackgroundWorkerPid(handle, &pid) != BGWH_STARTED ||
 		!LockWaitBlockers(pid, &mine, blockers, sizeof(blockers)))
 		return;
 	if (mine)
@@ -226,71 +170,250 @@ require_committed_registration(int32 table_id)
 				 errhint("Commit the transaction, then start the cycle.")));
 }
 
-/*
- * Start the worker of one cycle (full: a resync), waiting up to wait_ms
- * for a free background worker slot.  False if none came free.
- */
-static bool
-start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
+/* The workers of one launch, and the queue they share. */
+typedef struct Launch
 {
-	BackgroundWorker bgw;
+	dsm_segment *seg;
+	WorkerQueue *queue;
+	WorkerSlot *slots;			/* one per worker */
+	BackgroundWorkerHandle **handles;
+	bool	   *running;
+	bool	   *ever_started;
+	uint32	   *taken_at_start; /* items taken when each worker last started */
+	int			nworkers;
+	int			active;
+	int			started;		/* workers started in all */
+} Launch;
 
+/*
+ * Put the cycles (tables, or groups with their first members) in a queue
+ * for up to nworkers workers, with the caller's settings.
+ */
+static void
+launch_create(Launch *l, List *table_ids, List *group_ids, int nworkers, bool full,
+			  Timestamp repair_day)
+{
 	shm_toc_estimator e;
 	shm_toc    *toc;
+	int			n = list_length(table_ids);
+	Size		queue_size;
+	WorkerQueue *q;
 
-	Assert(!run->running && run->seg == NULL && run->table_id > 0);
+	Assert(n > 0 && nworkers > 0 && (group_ids == NIL || list_length(group_ids) == n));
+	nworkers = Min(nworkers, n);
+	queue_size = add_size(offsetof(WorkerQueue, items), mul_size(n, sizeof(WorkerItem)));
 	shm_toc_initialize_estimator(&e);
-	shm_toc_estimate_chunk(&e, sizeof(WorkerSlot));
-	shm_toc_estimate_keys(&e, 1);
-	run->seg = dsm_create(shm_toc_estimate(&e), 0);
-	toc = shm_toc_create(WORKER_SLOT_MAGIC, dsm_segment_address(run->seg),
-						 dsm_segment_map_length(run->seg));
-	run->slot = shm_toc_allocate(toc, sizeof(WorkerSlot));
-	memset(run->slot, 0, sizeof(WorkerSlot));
-	shm_toc_insert(toc, WORKER_SLOT_KEY, run->slot);
-	run->slot->database_id = MyDatabaseId;
-	run->slot->session_user_id = GetSessionUserId();
-	run->slot->user_id = GetUserId();
-	run->slot->table_id = run->table_id;
-	run->slot->group_id = run->group_id;
-	run->slot->full = full;
-	run->slot->repair_day = repair_day;
-	run->slot->freshness_alert = treble_sync_freshness_alert;
-	run->slot->run_retention = treble_sync_run_retention;
-	run->slot->lock_timeout = treble_sync_lock_timeout;
-	run->slot->read_ahead = treble_sync_read_ahead;
-	run->slot->cursor_max_lead = treble_sync_cursor_max_lead;
-
-	ProcessDescribe(&bgw, "treble_sync_worker_main",
-					run->group_id ? psprintf("treble_sync cycle of group id %d", run->group_id) :
-					psprintf("treble_sync cycle of table id %d", run->table_id));
-	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(run->seg));
-
-	if (!register_worker_waiting(&bgw, &run->handle, wait_ms))
+	shm_toc_estimate_chunk(&e, queue_size);
+	shm_toc_estimate_chunk(&e, mul_size(nworkers, sizeof(WorkerSlot)));
+	shm_toc_estimate_keys(&e, 2);
+	memset(l, 0, sizeof(*l));
+	l->seg = dsm_create(shm_toc_estimate(&e), 0);
+	toc = shm_toc_create(WORKER_SLOT_MAGIC, dsm_segment_address(l->seg),
+						 dsm_segment_map_length(l->seg));
+	q = shm_toc_allocate(toc, queue_size);
+	memset(q, 0, queue_size);
+	q->database_id = MyDatabaseId;
+	q->session_user_id = GetSessionUserId();
+	q->user_id = GetUserId();
+	q->full = full;
+	q->repair_day = repair_day;
+	q->freshness_alert = treble_sync_freshness_alert;
+	q->run_retention = treble_sync_run_retention;
+	q->lock_timeout = treble_sync_lock_timeout;
+	q->read_ahead = treble_sync_read_ahead;
+	q->cursor_max_lead = treble_sync_cursor_max_lead;
+	q->nworkers = nworkers;
+	q->nitems = n;
+	pg_atomic_init_u32(&q->next, 0);
+	for (int i = 0; i < n; i++)
 	{
-		dsm_detach(run->seg);
-		run->seg = NULL;
-		return false;
+		q->items[i].table_id = list_nth_int(table_ids, i);
+		q->items[i].group_id = group_ids ? list_nth_int(group_ids, i) : 0;
+		Assert(q->items[i].table_id > 0);
 	}
-	run->running = true;
-	return true;
+	shm_toc_insert(toc, WORKER_QUEUE_KEY, q);
+	l->slots = shm_toc_allocate(toc, mul_size(nworkers, sizeof(WorkerSlot)));
+	memset(l->slots, 0, mul_size(nworkers, sizeof(WorkerSlot)));
+	shm_toc_insert(toc, WORKER_SLOTS_KEY, l->slots);
+	l->queue = q;
+	l->nworkers = nworkers;
+	l->handles = palloc0(sizeof(BackgroundWorkerHandle *) * nworkers);
+	l->running = palloc0(sizeof(bool) * nworkers);
+	l->ever_started = palloc0(sizeof(bool) * nworkers);
+	l->taken_at_start = palloc0(sizeof(uint32) * nworkers);
+}
+
+/* How many cycles the workers have taken from the queue. */
+static uint32
+launch_taken(Launch *l)
+{
+	return Min(pg_atomic_read_u32(&l->queue->next), (uint32) l->queue->nitems);
 }
 
 /*
- * After a worker exited: collect its run id (0 if it never logged a run),
- * and fail its run if it could not record its end (SIGKILL, crash).
+ * Start worker w of a launch, waiting up to wait_ms for a free background
+ * worker slot.  False if none came free.
+ */
+static bool
+launch_start(Launch *l, int w, int wait_ms)
+{
+	BackgroundWorker bgw;
+	WorkerItem *first = &l->queue->items[0];
+
+	Assert(w >= 0 && w < l->nworkers && !l->running[w]);
+	ProcessDescribe(&bgw, "treble_sync_worker_main",
+					l->queue->nitems > 1 ? psprintf("treble_sync cycles of %d tables", l->queue->nitems) :
+					first->group_id ? psprintf("treble_sync cycle of group id %d", first->group_id) :
+					psprintf("treble_sync cycle of table id %d", first->table_id));
+	bgw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(l->seg));
+	memcpy(bgw.bgw_extra, &w, sizeof(w));
+	if (!register_worker_waiting(&bgw, &l->handles[w], wait_ms))
+		return false;
+	l->running[w] = true;
+	l->ever_started[w] = true;
+	l->taken_at_start[w] = launch_taken(l);
+	l->active++;
+	l->started++;
+	return true;
+}
+
+/* If the caller stops waiting (an error, a cancel), stop its workers. */
+static void
+terminate_launch_on_exit(int code, Datum arg)
+{
+	Launch	   *l = (Launch *) DatumGetPointer(arg);
+
+	for (int w = 0; w < l->nworkers; w++)
+		if (l->running[w])
+			TerminateBackgroundWorker(l->handles[w]);
+}
+
+/*
+ * Start the workers and wait until the queue is done: a worker per slot
+ * while cycles are left to take, the first one waiting up to
+ * treble_sync.worker_start_timeout for a free background worker slot, the
+ * others started as slots come free.  A worker that exited with cycles
+ * left (it was terminated) is started again if it took one since it last
+ * started: one that takes none is not, so the wait ends.  With notices,
+ * the progress of the lone worker is reported every PROGRESS_NOTICE_SECS.
+ */
+static void
+launch_run(Launch *l, bool notices)
+{
+	TimestampTz last_notice = GetCurrentTimestamp();
+
+	PG_ENSURE_ERROR_CLEANUP(terminate_launch_on_exit, PointerGetDatum(l));
+	{
+		for (;;)
+		{
+			uint32		taken = launch_taken(l);
+
+			for (int w = 0; w < l->nworkers && taken < (uint32) l->queue->nitems; w++)
+			{
+				if (l->running[w] || l->active >= (int) (l->queue->nitems - taken))
+					continue;
+				if (l->ever_started[w] && l->taken_at_start[w] == taken)
+					continue;
+				if (!launch_start(l, w, l->active == 0 ? treble_sync_worker_start_timeout : 0))
+					break;
+			}
+			if (l->active == 0)
+				break;
+
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 1000L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+
+			for (int w = 0; w < l->nworkers; w++)
+			{
+				pid_t		pid;
+
+				if (!l->running[w])
+					continue;
+				watch_lock_wait(l->handles[w], &l->slots[w]);
+				switch (GetBackgroundWorkerPid(l->handles[w], &pid))
+				{
+					case BGWH_STOPPED:
+						l->running[w] = false;
+						l->active--;
+						break;
+					case BGWH_POSTMASTER_DIED:
+						ereport(ERROR,
+								(errcode(ERRCODE_ADMIN_SHUTDOWN),
+								 errmsg("postmaster exited during treble_sync cycles")));
+						break;
+					default:
+						break;
+				}
+			}
+
+			if (notices && treble_sync_progress_notices &&
+				TimestampDifferenceExceeds(last_notice, GetCurrentTimestamp(),
+										   PROGRESS_NOTICE_SECS * 1000))
+			{
+				ProgressState snapshot = l->slots[0].progress;
+
+				notice_progress(&snapshot);
+				last_notice = GetCurrentTimestamp();
+			}
+		}
+	}
+	PG_END_ENSURE_ERROR_CLEANUP(terminate_launch_on_exit, PointerGetDatum(l));
+}
+
+/*
+ * After the workers exited: fail a table's run (or a group's) they left
+ * 'running' (SIGKILL, a crash).
+ */
+static void
+fail_left_running(WorkerItem *item)
+{
+	if (item->run_id == 0)
+		return;
+	if (item->group_id != 0)
+		CatalogFailGroupRunIfRunning(item->run_id,
+									 "the worker exited before finishing the group's cycle; nothing of it was applied");
+	else if (CatalogRunIsRunning(item->run_id))
+		CatalogFailRun(item->run_id, "the worker exited before finishing the cycle; nothing of it was applied");
+}
+
+/*
+ * Run one cycle of a table (or of a group: table_id is its first member)
+ * in a background worker and wait for it.  Returns the run id of its
+ * run-log row (of a group: its group run, which every member's run row
+ * names).
  */
 static int64
-finish_worker(WorkerRun *run)
+launch_one(int32 table_id, int32 group_id, bool full, Timestamp repair_day)
 {
-	Assert(run->running && run->seg != NULL);
-	run->run_id = run->slot->run_id;
-	run->running = false;
-	dsm_detach(run->seg);
-	run->seg = NULL;
-	if (run->run_id != 0 && CatalogRunIsRunning(run->run_id))
-		CatalogFailRun(run->run_id, "the worker exited before finishing the cycle; nothing of it was applied");
-	return run->run_id;
+	Launch		l;
+	WorkerItem	item;
+
+	require_committed_registration(table_id);
+	launch_create(&l, list_make1_int(table_id), group_id ? list_make1_int(group_id) : NIL, 1,
+				  full, repair_day);
+	launch_run(&l, true);
+	item = l.queue->items[0];
+	dsm_detach(l.seg);
+	if (l.started == 0)
+	{
+		if (group_id != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("no background worker slot came free for the group's cycle within treble_sync.worker_start_timeout (%d ms)",
+							treble_sync_worker_start_timeout),
+					 errhint("Raise max_worker_processes, or run fewer cycles at once.")));
+		return log_unstarted_run(table_id, treble_sync_worker_start_timeout);
+	}
+	fail_left_running(&item);
+	if (item.run_id == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg(group_id ? "the treble_sync worker exited before starting the group's cycle" :
+						"the treble_sync worker exited before starting the cycle"),
+				 errhint("The server log has the worker's error.")));
+	return item.run_id;
 }
 
 /*
@@ -301,46 +424,8 @@ finish_worker(WorkerRun *run)
 int64
 LaunchGroup(int32 group_id, int32 first_table_id)
 {
-	WorkerRun	run;
-	BgwHandleStatus status;
-	pid_t		pid;
-
 	Assert(group_id > 0 && first_table_id > 0);
-	memset(&run, 0, sizeof(run));
-	run.table_id = first_table_id;
-	run.group_id = group_id;
-	require_committed_registration(first_table_id);
-	if (!start_worker(&run, false, 0, treble_sync_worker_start_timeout))
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("no background worker slot came free for the group's cycle within treble_sync.worker_start_timeout (%d ms)",
-						treble_sync_worker_start_timeout),
-				 errhint("Raise max_worker_processes, or run fewer cycles at once.")));
-
-	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
-	{
-		status = WaitForBackgroundWorkerStartup(run.handle, &pid);
-		if (status == BGWH_STARTED)
-			status = wait_for_worker(first_table_id, run.handle, run.slot);
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
-
-	if (status == BGWH_POSTMASTER_DIED)
-		ereport(ERROR,
-				(errcode(ERRCODE_ADMIN_SHUTDOWN),
-				 errmsg("postmaster exited during a treble_sync cycle")));
-	run.run_id = run.slot->run_id;
-	run.running = false;
-	dsm_detach(run.seg);
-	run.seg = NULL;
-	if (run.run_id == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("the treble_sync worker exited before starting the group's cycle"),
-				 errhint("The server log has the worker's error.")));
-	CatalogFailGroupRunIfRunning(run.run_id,
-								 "the worker exited before finishing the group's cycle; nothing of it was applied");
-	return run.run_id;
+	return launch_one(first_table_id, group_id, false, 0);
 }
 
 /*
@@ -350,88 +435,85 @@ LaunchGroup(int32 group_id, int32 first_table_id)
 int64
 LaunchCycle(int32 table_id, bool full)
 {
-	return run_one(table_id, full, 0);
+	return launch_one(table_id, 0, full, 0);
 }
 
 /* Run repair(name, day) in a background worker and wait for it. */
 int64
 LaunchRepair(int32 table_id, Timestamp day)
 {
-	return run_one(table_id, false, day);
+	return launch_one(table_id, 0, false, day);
 }
 
 /*
- * Run one cycle (or a resync, or a repair) of a table in a background
- * worker and wait for it.  Returns the run id of its run-log row.
- */
-static int64
-run_one(int32 table_id, bool full, Timestamp repair_day)
-{
-	WorkerRun	run;
-	BgwHandleStatus status;
-	pid_t		pid;
-
-	memset(&run, 0, sizeof(run));
-	run.table_id = table_id;
-	require_committed_registration(table_id);
-	if (!start_worker(&run, full, repair_day, treble_sync_worker_start_timeout))
-		return log_unstarted_run(table_id, treble_sync_worker_start_timeout);
-
-	PG_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
-	{
-		status = WaitForBackgroundWorkerStartup(run.handle, &pid);
-		if (status == BGWH_STARTED)
-			status = wait_for_worker(table_id, run.handle, run.slot);
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(terminate_worker_on_exit, PointerGetDatum(run.handle));
-
-	if (status == BGWH_POSTMASTER_DIED)
-		ereport(ERROR,
-				(errcode(ERRCODE_ADMIN_SHUTDOWN),
-				 errmsg("postmaster exited during a treble_sync cycle")));
-	if (finish_worker(&run) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("the treble_sync worker exited before starting the cycle"),
-				 errhint("The server log has the worker's error.")));
-	return run.run_id;
-}
-
-/* The runs of LaunchCycles(), for the cleanup of an interrupted wait. */
-typedef struct LaunchSet
-{
-	WorkerRun  *runs;
-	int			n;
-} LaunchSet;
-
-/* If the caller of sync_all() stops waiting, stop the running workers. */
-static void
-terminate_workers_on_exit(int code, Datum arg)
-{
-	LaunchSet *set = (LaunchSet *) DatumGetPointer(arg);
-
-	for (int i = 0; i < set->n; i++)
-		if (set->runs[i].running)
-			TerminateBackgroundWorker(set->runs[i].handle);
-}
-
-/*
- * Run one cycle of each table, at most max_parallel at a time, each in a
- * worker of its own; one table's failure does not stop the others.
- * Returns the run ids, in the order of table_ids (a table whose worker
+ * Run the queued cycles of tables (or, with group_ids, of groups, whose
+ * first members table_ids are), at most max_parallel at a time, in up to
+ * max_parallel workers that each take one cycle after another; one
+ * cycle's failure does not stop the others.  Returns the run ids, in the
+ * order of table_ids, as a List of pointers to int64 (a cycle whose worker
  * never logged a run is left out, with a WARNING).
+ */
+static List *
+launch_queue(List *table_ids, List *group_ids, int max_parallel)
+{
+	Launch		l;
+	List	   *run_ids = NIL;
+	uint32		taken;
+	int			n = list_length(table_ids);
+	int64	   *ids;
+
+	if (n == 0)
+		return NIL;
+	launch_create(&l, table_ids, group_ids, Max(max_parallel, 1), false, 0);
+	launch_run(&l, false);
+	taken = launch_taken(&l);
+	ids = palloc0(sizeof(int64) * n);
+	for (int i = 0; i < n; i++)
+	{
+		WorkerItem *item = &l.queue->items[i];
+
+		if ((uint32) i >= taken)
+		{
+			/* no worker took it: none could start, or none would go on */
+			if (l.started == 0 && item->group_id == 0)
+				ids[i] = log_unstarted_run(item->table_id, treble_sync_worker_start_timeout);
+			else
+				ereport(WARNING,
+						(errmsg("no treble_sync worker ran the cycle of %s id %d",
+								item->group_id ? "group" : "table",
+								item->group_id ? item->group_id : item->table_id),
+						 errhint("The server log has the workers' errors.")));
+			continue;
+		}
+		fail_left_running(item);
+		if (item->run_id == 0)
+			ereport(WARNING,
+					(errmsg("the treble_sync worker of %s id %d exited before starting its cycle",
+							item->group_id ? "group" : "table",
+							item->group_id ? item->group_id : item->table_id),
+					 errhint("The server log has the worker's error.")));
+		ids[i] = item->run_id;
+	}
+	dsm_detach(l.seg);
+	for (int i = 0; i < n; i++)
+		if (ids[i] != 0)
+			run_ids = lappend(run_ids, &ids[i]);
+	return run_ids;
+}
+
+/*
+ * Run one cycle of each table, at most max_parallel at a time, in up to
+ * max_parallel workers that take the tables one after another; one
+ * table's failure does not stop the others.  Returns the run ids, in the
+ * order of table_ids (a table whose worker never logged a run is left
+ * out, with a WARNING).
  */
 List *
 LaunchCycles(List *table_ids, int max_parallel)
 {
-	LaunchSet set;
-	volatile int next = 0;
-	volatile int active = 0;
-	List	   *run_ids;
+	List	   *ids = NIL;
 	ListCell   *lc;
 
-	set.n = 0;
-	set.runs = palloc0(sizeof(WorkerRun) * Max(list_length(table_ids), 1));
 	foreach(lc, table_ids)
 	{
 		int32		table_id = lfirst_int(lc);
@@ -446,73 +528,19 @@ LaunchCycles(List *table_ids, int max_parallel)
 					 errhint("Commit the transaction that called add_table() or alter_table() first.")));
 			continue;
 		}
-		set.runs[set.n++].table_id = table_id;
+		ids = lappend_int(ids, table_id);
 	}
+	return launch_queue(ids, NIL, max_parallel);
+}
 
-	PG_ENSURE_ERROR_CLEANUP(terminate_workers_on_exit, PointerGetDatum(&set));
-	{
-		for (;;)
-		{
-			/* start what may start; with no slot free, wait for one */
-			while (active < max_parallel && next < set.n)
-			{
-				/* with cycles of its own running, wait for one of them */
-				int			wait_ms = active == 0 ? treble_sync_worker_start_timeout : 0;
-
-				if (!start_worker(&set.runs[next], false, 0, wait_ms))
-				{
-					if (active > 0)
-						break;
-					set.runs[next].run_id = log_unstarted_run(set.runs[next].table_id, wait_ms);
-					next++;
-					continue;
-				}
-				next++;
-				active++;
-			}
-			if (active == 0)
-				break;
-
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 1000L, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-
-			for (int i = 0; i < next; i++)
-			{
-				pid_t		pid;
-				WorkerRun  *run = &set.runs[i];
-
-				if (!run->running)
-					continue;
-				watch_lock_wait(run->table_id, run->handle, run->slot);
-				switch (GetBackgroundWorkerPid(run->handle, &pid))
-				{
-					case BGWH_STOPPED:
-						if (finish_worker(run) == 0)
-							ereport(WARNING,
-									(errmsg("the treble_sync worker of table id %d exited before starting its cycle",
-											run->table_id),
-									 errhint("The server log has the worker's error.")));
-						active--;
-						break;
-					case BGWH_POSTMASTER_DIED:
-						ereport(ERROR,
-								(errcode(ERRCODE_ADMIN_SHUTDOWN),
-								 errmsg("postmaster exited during treble_sync cycles")));
-						break;
-					default:
-						break;
-				}
-			}
-		}
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(terminate_workers_on_exit, PointerGetDatum(&set));
-
-	/* a List of pointers to the int64 run ids */
-	run_ids = NIL;
-	for (int i = 0; i < set.n; i++)
-		if (set.runs[i].run_id != 0)
-			run_ids = lappend(run_ids, &set.runs[i].run_id);
-	return run_ids;
+/*
+ * Run one cycle of each group (first_table_ids: their first members), one
+ * group after another, in one worker.  Returns the group runs' ids, as
+ * LaunchCycles() does.
+ */
+List *
+LaunchGroups(List *group_ids, List *first_table_ids)
+{
+	Assert(list_length(group_ids) == list_length(first_table_ids));
+	return launch_queue(first_table_ids, group_ids, 1);
 }

@@ -20,5 +20,6 @@ extern int64 LaunchCycle(int32 table_id, bool full);
 extern int64 LaunchGroup(int32 group_id, int32 first_table_id);
 extern int64 LaunchRepair(int32 table_id, Timestamp day);
 extern List *LaunchCycles(List *table_ids, int max_parallel);
+extern List *LaunchGroups(List *group_ids, List *first_table_ids);
 
 #endif							/* TREBLE_SYNC_LAUNCH_H */

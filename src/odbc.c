@@ -673,8 +673,22 @@ check_clickhouse_tls(OdbcConn *conn, ForeignServer *server)
 					server->servername),
 			 errdetail("The ClickHouse ODBC driver sets up TLS once per process, with the SSLMode, CALocation, CertificateFile and PrivateKeyFile of its first HTTPS connection (here: %s), and would use them for this server too.",
 					   clickhouse_tls_settings),
-			 errhint("Give every ClickHouse server of this database the same TLS settings, or use this server from a new session (each cycle runs in a process of its own)."),
+			 errhint("Give every ClickHouse server of this database the same TLS settings, or cycle this server's tables apart from the others: sync_all(server) and sync_table() start workers of their own."),
 			 errcontext("connecting to warehouse server \"%s\"", conn->server_name)));
+}
+
+/*
+ * A table's timeouts (seconds; -1: its server's option), for a connection
+ * opened for it or kept from an earlier cycle: a statement's query timeout
+ * is set from it when the statement is made.
+ */
+void
+OdbcSetTimeouts(OdbcConn *conn, ForeignServer *server, int login_timeout, int query_timeout)
+{
+	conn->login_timeout = login_timeout >= 0 ? login_timeout :
+		FdwServerIntOption(server, "login_timeout", ODBC_DEFAULT_LOGIN_TIMEOUT);
+	conn->query_timeout = query_timeout >= 0 ? query_timeout :
+		FdwServerIntOption(server, "query_timeout", 0);
 }
 
 /*
@@ -693,10 +707,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	DriverFamily guess;
 
 	conn->server_name = pstrdup(server->servername);
-	conn->login_timeout = login_timeout >= 0 ? login_timeout :
-		FdwServerIntOption(server, "login_timeout", ODBC_DEFAULT_LOGIN_TIMEOUT);
-	conn->query_timeout = query_timeout >= 0 ? query_timeout :
-		FdwServerIntOption(server, "query_timeout", 0);
+	OdbcSetTimeouts(conn, server, login_timeout, query_timeout);
 	if (password)
 		conn->password = pstrdup(password);
 

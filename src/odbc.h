@@ -61,6 +61,8 @@ TimestampJustBefore(Timestamp ts)
 extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping,
 							 int login_timeout, int query_timeout, bool streaming);
 extern void OdbcDisconnect(OdbcConn *conn);
+extern void OdbcSetTimeouts(OdbcConn *conn, ForeignServer *server, int login_timeout,
+							int query_timeout);
 extern char *OdbcQuoteIdent(OdbcConn *conn, const char *ident);
 extern char *OdbcQualifiedName(OdbcConn *conn, const char *schema, const char *table);
 extern char *OdbcEscapePattern(OdbcConn *conn, const char *value);

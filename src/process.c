@@ -7,12 +7,25 @@
  *	  caller that started it, and connected to a warehouse as a table's
  *	  owner once the checks every cycle needs have passed.
  *
+ * A cycle's worker runs the cycles of a queue of tables, one after
+ * another, and keeps the warehouse connection of a cycle that succeeded
+ * for the next cycle that would open the very same one: the same owner
+ * (the role the cycle runs as), the same server (and server owner), the
+ * same user mapping and the same options of both.  Anything else opens a
+ * connection of its own.  A connection is never kept after an error (its
+ * state is not known), nor once the worker exits.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
@@ -22,6 +35,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 #include "localsql.h"
 #include "odbc.h"
@@ -83,6 +97,19 @@ ProcessWasTerminated(void)
 }
 
 /*
+ * Between two cycles of a worker: a cancel (pg_cancel_backend) stopped the
+ * cycle it was meant for, and not the next one.  A termination stays.
+ */
+void
+ProcessForgetCancel(void)
+{
+	Assert(!IsTransactionState());
+	got_sigint = false;
+	if (!got_sigterm)
+		QueryCancelPending = false;
+}
+
+/*
  * What every treble_sync worker is: a database backend that is never
  * restarted, shown as backend_type "treble_sync worker", reporting to the
  * process that starts it.
@@ -102,9 +129,182 @@ ProcessDescribe(BackgroundWorker *bgw, const char *function, const char *name)
 }
 
 /*
+ * The cycle stages its rows in temporary tables, as its owner.  PostgreSQL
+ * checks the TEMPORARY privilege on the database only when a process makes
+ * its first temporary table: a worker that ran a cycle of another owner
+ * before has its temporary schema already, so the owner's privilege is
+ * checked here, as it would be in a process of its own.
+ */
+static void
+require_temp_privilege(TableConfig *cfg)
+{
+	Oid			temp_ns;
+	Oid			temp_toast_ns;
+
+	GetTempNamespaceState(&temp_ns, &temp_toast_ns);
+	if (OidIsValid(temp_ns) &&
+		object_aclcheck(DatabaseRelationId, MyDatabaseId, cfg->owner, ACL_CREATE_TEMP) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to create temporary tables in database \"%s\"",
+						get_database_name(MyDatabaseId)),
+				 errdetail("A cycle of \"%s\" runs as its owner, role \"%s\", and stages the rows it pulls in temporary tables.",
+						   cfg->name, GetUserNameFromId(cfg->owner, false))));
+}
+
+/* How many warehouse connections a worker keeps at most. */
+#define MAX_KEPT_CONNECTIONS 8
+
+/*
+ * A warehouse connection kept between cycles, and what it was opened for:
+ * it serves only a cycle that would open exactly the same connection.
+ */
+typedef struct KeptConnection
+{
+	Oid			owner;			/* the role the cycles run as */
+	Oid			serverid;
+	Oid			server_owner;	/* decides the endpoint checks (odbc.c) */
+	Oid			umid;			/* the user mapping (the owner's or PUBLIC) */
+	uint64		options;		/* hash of the server's and mapping's options */
+	MemoryContext cxt;			/* holds conn: deleting it closes it */
+	OdbcConn   *conn;
+	bool		in_use;			/* a cycle has it now */
+	uint64		last_used;
+} KeptConnection;
+
+static bool keep_connections = false;
+static KeptConnection kept[MAX_KEPT_CONNECTIONS];
+static int	nkept = 0;
+static uint64 kept_clock = 0;
+
+/*
+ * A hash of a server's and a user mapping's options, names and values: a
+ * kept connection opened before an ALTER SERVER or ALTER USER MAPPING
+ * (another host, user or password) does not serve the cycles after it.
+ */
+static uint64
+options_hash(ForeignServer *server, UserMapping *mapping)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	uint64		h;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "%u", server->fdwid);
+	foreach(lc, server->options)
+	{
+		DefElem    *d = lfirst(lc);
+
+		appendStringInfoChar(&buf, '\0');	/* no option's text holds one */
+		appendStringInfo(&buf, "s%s=%s", d->defname, defGetString(d));
+	}
+	foreach(lc, mapping->options)
+	{
+		DefElem    *d = lfirst(lc);
+
+		appendStringInfoChar(&buf, '\0');
+		appendStringInfo(&buf, "m%s=%s", d->defname, defGetString(d));
+	}
+	h = hash_bytes_extended((const unsigned char *) buf.data, buf.len, 0);
+	/* the mapping's password was in there */
+	memset(buf.data, 0, buf.len);
+	pfree(buf.data);
+	return h;
+}
+
+/* Close kept connection i and forget it. */
+static void
+forget_kept(int i)
+{
+	MemoryContext cxt = kept[i].cxt;
+
+	Assert(i >= 0 && i < nkept);
+	kept[i] = kept[--nkept];
+	MemoryContextDelete(cxt);	/* closes the connection (odbc.c) */
+}
+
+/* At the worker's exit: close every kept connection. */
+static void
+close_kept_connections(int code, Datum arg)
+{
+	while (nkept > 0)
+		forget_kept(nkept - 1);
+}
+
+/*
+ * In a worker that keeps its connections: the one kept for this owner,
+ * server and mapping as they are now, or a new one that will be kept, or
+ * NULL (the process keeps none, or every place is taken by a connection
+ * in use: the caller opens one of its own).
+ */
+static OdbcConn *
+kept_connection(TableConfig *cfg, ForeignServer *server, UserMapping *mapping)
+{
+	uint64		options;
+	int			i;
+	int			lru = -1;
+	MemoryContext cxt;
+	MemoryContext old;
+
+	if (!keep_connections)
+		return NULL;
+	options = options_hash(server, mapping);
+	for (i = 0; i < nkept; i++)
+	{
+		KeptConnection *k = &kept[i];
+
+		if (k->in_use || k->owner != cfg->owner || k->serverid != server->serverid ||
+			k->server_owner != server->owner || k->umid != mapping->umid ||
+			k->options != options)
+			continue;
+		k->in_use = true;
+		OdbcSetTimeouts(k->conn, server, cfg->login_timeout, cfg->query_timeout);
+		return k->conn;
+	}
+
+	/* none: make room, closing the least recently used idle one */
+	if (nkept == MAX_KEPT_CONNECTIONS)
+	{
+		for (i = 0; i < nkept; i++)
+			if (!kept[i].in_use && (lru < 0 || kept[i].last_used < kept[lru].last_used))
+				lru = i;
+		if (lru < 0)
+			return NULL;
+		forget_kept(lru);
+	}
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync kept connection",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		kept[nkept].conn = OdbcConnect(server, mapping, cfg->login_timeout,
+									   cfg->query_timeout, true);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	kept[nkept].owner = cfg->owner;
+	kept[nkept].serverid = server->serverid;
+	kept[nkept].server_owner = server->owner;
+	kept[nkept].umid = mapping->umid;
+	kept[nkept].options = options;
+	kept[nkept].cxt = cxt;
+	kept[nkept].in_use = true;
+	return kept[nkept++].conn;
+}
+
+/*
  * Connect to the table's warehouse as the running role, in the worker's
- * long-lived memory (a chunked load commits many times on one connection).
- * Called in a transaction.
+ * long-lived memory (a chunked load commits many times on one connection),
+ * or hand out the connection kept for this owner and mapping.  Every check
+ * and setting of a cycle is made each time, kept connection or not.
+ * Called in a transaction; ProcessReleaseWarehouse() lets go of it.
  */
 OdbcConn *
 ProcessConnectWarehouse(TableConfig *cfg, MemoryContext cxt)
@@ -116,6 +316,7 @@ ProcessConnectWarehouse(TableConfig *cfg, MemoryContext cxt)
 
 	Assert(IsTransactionState());
 	mapping = ProcessPrecheck(cfg, &server);
+	require_temp_privilege(cfg);
 
 	/* zone-less warehouse timestamps are read in the warehouse's zone */
 	SetConfigOption("TimeZone", OdbcServerTimezone(server), PGC_USERSET, PGC_S_SESSION);
@@ -140,10 +341,54 @@ ProcessConnectWarehouse(TableConfig *cfg, MemoryContext cxt)
 	SetConfigOption("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("jit", "off", PGC_USERSET, PGC_S_SESSION);
 
+	conn = kept_connection(cfg, server, mapping);
+	if (conn != NULL)
+		return conn;
 	old = MemoryContextSwitchTo(cxt);
 	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, true);
 	MemoryContextSwitchTo(old);
 	return conn;
+}
+
+/*
+ * Let go of a connection ProcessConnectWarehouse() returned.  With ok (the
+ * cycle committed, nothing of the connection's state is in doubt) a kept
+ * connection waits for the next cycle of the same owner and mapping;
+ * otherwise, and for any connection that is not kept, it is closed.
+ */
+void
+ProcessReleaseWarehouse(OdbcConn *conn, bool ok)
+{
+	Assert(conn != NULL);
+	for (int i = 0; i < nkept; i++)
+	{
+		if (kept[i].conn != conn)
+			continue;
+		Assert(kept[i].in_use);
+		if (ok)
+		{
+			kept[i].in_use = false;
+			kept[i].last_used = ++kept_clock;
+		}
+		else
+			forget_kept(i);
+		return;
+	}
+	OdbcDisconnect(conn);
+}
+
+/*
+ * From now on, keep the warehouse connections of the cycles this process
+ * runs, for the next ones (see the top of this file); they are closed when
+ * the process exits.
+ */
+void
+ProcessKeepConnections(void)
+{
+	if (keep_connections)
+		return;
+	keep_connections = true;
+	on_proc_exit(close_kept_connections, (Datum) 0);
 }
 
 /*

@@ -32,5 +32,8 @@ extern void ProcessInitHelper(Oid database_id, Oid session_user_id, Oid user_id,
 							  int lock_timeout);
 extern UserMapping *ProcessPrecheck(TableConfig *cfg, ForeignServer **server_out);
 extern OdbcConn *ProcessConnectWarehouse(TableConfig *cfg, MemoryContext cxt);
+extern void ProcessReleaseWarehouse(OdbcConn *conn, bool ok);
+extern void ProcessKeepConnections(void);
+extern void ProcessForgetCancel(void);
 
 #endif							/* TREBLE_SYNC_PROCESS_H */

@@ -96,7 +96,7 @@ treble_sync_resync(PG_FUNCTION_ARGS)
  * (it has the privileges of the table's owner), or of those of one server,
  * treble_sync.max_parallel at a time; then one cycle of every group with
  * an enabled member whose owner's privileges the caller has, group after
- * group.  A table whose cycle fails is logged
+ * group (in one worker).  A table whose cycle fails is logged
  * as failed and the others go on; tables of other owners are left alone.
  * A NULL server is every server.
  */
@@ -109,6 +109,8 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	List	   *ids;
 	List	   *runs;
+	List	   *groups;
+	List	   *firsts;
 	char	   *server = NULL;
 
 	VersionRequireCatalog("sync_all()");
@@ -122,7 +124,9 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	ids = CatalogEnabledTableIds(server);
 	runs = LaunchCycles(ids, treble_sync_max_parallel);
-	/* then each group whole, one after another */
+	/* then each group whole, one after another, in one worker */
+	groups = NIL;
+	firsts = NIL;
 	foreach(lc, CatalogEnabledGroupIds(server))
 	{
 		int32		group_id = lfirst_int(lc);
@@ -134,8 +138,18 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		if (name == NULL || !CatalogGetGroup(name, &gid, &owner, &members) || members == NIL)
 			continue;			/* removed, or emptied, meanwhile */
-		runs = list_concat(runs, CatalogGroupRunRuns(LaunchGroup(group_id, linitial_int(members))));
+		if (CatalogTableChangedHere(linitial_int(members)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the registration of table \"%s\" is not committed yet",
+							CatalogGetTableById(linitial_int(members))->name),
+					 errdetail("add_table() or alter_table() changed it in this transaction, and the cycle runs in another process, which cannot see that change."),
+					 errhint("Commit the transaction, then start the cycle.")));
+		groups = lappend_int(groups, group_id);
+		firsts = lappend_int(firsts, linitial_int(members));
 	}
+	foreach(lc, LaunchGroups(groups, firsts))
+		runs = list_concat(runs, CatalogGroupRunRuns(*(int64 *) lfirst(lc)));
 	foreach(lc, runs)
 	{
 		int64		run_id = *(int64 *) lfirst(lc);

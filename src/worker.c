@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * worker.c
- *	  The cycle runner: one cycle in a dynamic background worker, its
- *	  transactions and retries, and the chunk helpers of a first load.
+ *	  The cycle runner: the cycles of a queue in a dynamic background
+ *	  worker, their transactions and retries, and the chunk helpers of a
+ *	  first load.
  *
- * The calling session (launch.c) registers the worker, hands it the
- * database, its roles and the table through a small DSM segment, and
- * waits for it to exit.  The worker connects as the caller's session user
+ * The calling session (launch.c) registers the workers, hands them the
+ * database, its roles and the queue of tables through a DSM segment, and
+ * waits for them to exit.  The worker connects as the caller's session user
  * (process.c); the cycle itself runs as the registration's owner, inside
  * a security-restricted operation with search_path pinned (security.c),
  * whoever called:
@@ -25,16 +26,26 @@
  * the many transactions of a chunked load.  Errors raised during a cycle
  * name the table and the run in their CONTEXT.
  *
- * One process per cycle, exiting at the end: no ODBC state outlives a run.
+ * A worker takes the cycles of its caller's queue one after another
+ * (sync_all() hands its tables to up to treble_sync.max_parallel workers;
+ * sync_table() is a queue of one), each in transactions of its own, with
+ * its own run row and retries: one cycle's failure does not touch the
+ * next.  Between two cycles the worker drops its temporary objects, and it
+ * keeps the warehouse connection of a cycle that committed for the next
+ * cycle of the same owner, server and user mapping, with the same options
+ * (process.c); a connection is closed after any error, and at exit.
  * SIGTERM (pg_terminate_backend, or the caller being cancelled) becomes a
  * query cancel, so the cycle rolls back through the same path as any error
- * and leaves a 'failed' row that says it was stopped.
+ * and leaves a 'failed' row that says it was stopped; the worker then
+ * exits, leaving the rest of the queue.  A cancel (pg_cancel_backend)
+ * stops the cycle it interrupts, and the worker goes on with the next.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -69,6 +80,22 @@
 #include "stage.h"
 #include "version.h"
 #include "worker.h"
+
+/*
+ * The cycle a worker runs now, as it took it from its queue: a table's or
+ * a group's, with the caller's role and what kind of cycle it is.
+ */
+typedef struct CycleJob
+{
+	int32		table_id;		/* of a group's cycle: its first member */
+	int32		group_id;		/* 0: a table's cycle */
+	Oid			user_id;		/* the caller's role, logged as run_by */
+	bool		full;			/* resync() */
+	Timestamp	repair_day;		/* repair(); 0 if not */
+	int64		run_id;			/* once logged (of a group: its group run) */
+	WorkerSlot *slot;			/* progress and lock waits, seen by the caller */
+	WorkerItem *item;			/* where the caller finds the run id */
+} CycleJob;
 
 /* What a chunk helper gets, in bgw_extra. */
 typedef struct HelperArgs
@@ -176,7 +203,7 @@ describe_error(ErrorData *edata, const char *table_name, int64 run_id)
  * another cycle of the table holds the lock (the run is logged 'skipped').
  */
 static bool
-begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext cxt)
+begin_run(CycleJob *job, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext cxt)
 {
 	TableConfig *cfg;
 	bool		locked;
@@ -187,21 +214,22 @@ begin_run(WorkerSlot *slot, TableConfig **cfg_out, LOCKTAG *tag, MemoryContext c
 	VersionRequireCatalog("sync_table()");
 
 	/* lock first, then read the configuration: its watermark is current */
-	LockWaitCycleTag(tag, slot->table_id);
+	LockWaitCycleTag(tag, job->table_id);
 	locked = LockAcquire(tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
 
 	PushActiveSnapshot(GetTransactionSnapshot());
-	cfg = CatalogGetTableById(slot->table_id);
+	cfg = CatalogGetTableById(job->table_id);
 	*cfg_out = cfg;
 	set_ps_display(cfg->name);
 
 	if (locked)
 	{
 		CatalogFailStaleRuns(cfg);
-		slot->run_id = CatalogInsertRun(cfg, "running", slot->user_id);
+		job->run_id = CatalogInsertRun(cfg, "running", job->user_id);
 	}
 	else
-		slot->run_id = CatalogInsertRun(cfg, "skipped", slot->user_id);
+		job->run_id = CatalogInsertRun(cfg, "skipped", job->user_id);
+	job->item->run_id = job->run_id;
 
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -243,7 +271,10 @@ begin_cycle(int32 table_id, int64 run_id, MemoryContext cxt, ProgressState *prog
 	return conn;
 }
 
-/* Commit what begin_cycle() began, and let go of the connection. */
+/*
+ * Commit what begin_cycle() began, and let go of the connection, which a
+ * worker keeps for its next cycle of the same owner and mapping.
+ */
 static void
 end_cycle(OdbcConn *conn, ErrorContextCallback *errcallback)
 {
@@ -251,7 +282,7 @@ end_cycle(OdbcConn *conn, ErrorContextCallback *errcallback)
 	SecurityEndCycle();
 	commit_transaction();
 	ProgressEnd();
-	OdbcDisconnect(conn);
+	ProcessReleaseWarehouse(conn, true);
 	error_context_stack = errcallback->previous;
 }
 
@@ -416,7 +447,7 @@ run_load(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result)
  * the way.  On error, returns the error with everything rolled back.
  */
 static ErrorData *
-attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int attempt)
+attempt_cycle(CycleJob *job, TableConfig *run_cfg, MemoryContext cxt, int attempt)
 {
 	OdbcConn   *volatile conn = NULL;
 	ErrorData  *volatile edata = NULL;
@@ -425,11 +456,11 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 	ErrorContextCallback errcallback;
 
 	/* transaction 1 logged the run, and committed */
-	Assert(slot->run_id > 0 && !IsTransactionState());
+	Assert(job->run_id > 0 && !IsTransactionState());
 
 	/* what the last attempt learnt is forgotten, all at once */
 	AttemptBegin(cxt);
-	AttemptNoteRun(slot->run_id);
+	AttemptNoteRun(job->run_id);
 
 	/*
 	 * Each attempt reads the registration afresh into memory of its own: the
@@ -442,20 +473,20 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		CycleResult result;
 		TableConfig *cfg;
 
-		push_cycle_context(&errcallback, &context_arg, run_cfg->name, slot->run_id);
+		push_cycle_context(&errcallback, &context_arg, run_cfg->name, job->run_id);
 		memset(&result, 0, sizeof(result));
-		result.run_id = slot->run_id;
-		conn = begin_cycle(run_cfg->table_id, slot->run_id, attempt_cxt, &slot->progress,
+		result.run_id = job->run_id;
+		conn = begin_cycle(run_cfg->table_id, job->run_id, attempt_cxt, &job->slot->progress,
 						   &context_arg, &cfg, &result);
-		if (slot->repair_day != 0)
-			CycleRepairDay(cfg, conn, slot->repair_day, &result);
-		else if (slot->full)
+		if (job->repair_day != 0)
+			CycleRepairDay(cfg, conn, job->repair_day, &result);
+		else if (job->full)
 		{
 			CycleRunFull(cfg, conn, &result);
 			CatalogEndLoad(cfg->table_id);	/* a first load in progress is moot */
 		}
 		else if (cfg->watermark == NULL && (cfg->initial_chunk != NULL || cfg->load_cut != NULL))
-			run_load(cfg, conn, slot->run_id, &result);
+			run_load(cfg, conn, job->run_id, &result);
 		else
 			CycleRun(cfg, conn, &result);
 		ChecksRun(cfg, &result);	/* a failing 'error' check fails the cycle */
@@ -463,18 +494,19 @@ attempt_cycle(WorkerSlot *slot, TableConfig *run_cfg, MemoryContext cxt, int att
 		HistoryAfterCycle(cfg);		/* retention */
 		/* nothing computed under a registration changed since: see there */
 		CatalogLockRegistration(run_cfg);
-		CatalogFinishRun(slot->run_id, &result);
-		CatalogSetRunDetails(slot->run_id, attempt, CurrentAttempt->cut, result.drift,
+		CatalogFinishRun(job->run_id, &result);
+		CatalogSetRunDetails(job->run_id, attempt, CurrentAttempt->cut, result.drift,
 							 result.warnings);
-		CatalogAfterRun(slot->run_id);
+		CatalogAfterRun(job->run_id);
 		end_cycle(conn, &errcallback);
 	}
 	PG_CATCH();
 	{
 		HOLD_INTERRUPTS();
 		edata = abort_after_error(cxt);
+		/* in doubt after an error: never kept */
 		if (conn)
-			OdbcDisconnect(conn);
+			ProcessReleaseWarehouse(conn, false);
 		RESUME_INTERRUPTS();
 	}
 	PG_END_TRY();
@@ -611,10 +643,10 @@ wait_before_retry(long ms)
  * (lockwait.c).
  */
 static void
-explain_lock_failure(WorkerSlot *slot, ErrorData *edata)
+explain_lock_failure(CycleJob *job, ErrorData *edata)
 {
 	pg_memory_barrier();
-	if (slot->blocked_by_caller)
+	if (job->slot->blocked_by_caller)
 	{
 		edata->message = "the session that started this cycle holds a lock the cycle needs (an open transaction that changed or locked the copy); nothing of it was applied";
 		edata->detail = NULL;
@@ -624,69 +656,10 @@ explain_lock_failure(WorkerSlot *slot, ErrorData *edata)
 	{
 		edata->message = psprintf("gave up waiting for a lock after treble_sync.lock_timeout (%d ms); nothing of the cycle was applied",
 								  treble_sync_lock_timeout);
-		edata->detail = slot->blockers[0] != '\0' ?
-			psprintf("The cycle was waiting for %s.", pnstrdup(slot->blockers, sizeof(slot->blockers))) :
+		edata->detail = job->slot->blockers[0] != '\0' ?
+			psprintf("The cycle was waiting for %s.", pnstrdup(job->slot->blockers, sizeof(job->slot->blockers))) :
 			NULL;
 		edata->hint = "See what the blocking session does in pg_stat_activity and end its transaction, or raise treble_sync.lock_timeout.";
-	}
-}
-
-/*
- * Transaction 2, with retries: a cycle that fails on a lost connection or
- * a timeout is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries
- * times; any other error, or a cancel, fails it at once.  The run log
- * records the attempts, and a failure with its error.
- */
-static void
-run_cycle(WorkerSlot *slot, TableConfig *cfg, MemoryContext cxt)
-{
-	int			max_retries = max_retries_for(cfg);
-	ErrorData  *edata;
-
-	for (int attempt = 1;; attempt++)
-	{
-		long		wait_ms;
-
-		edata = attempt_cycle(slot, cfg, cxt, attempt);
-		if (edata == NULL)
-			return;
-		/* rolled back, between transactions; the attempt's notes remain */
-		Assert(!IsTransactionState() && CurrentAttempt != NULL);
-
-		if (attempt > max_retries || ProcessWasSignalled() ||
-			!CurrentAttempt->transient)
-		{
-			char	   *text;
-
-			explain_lock_failure(slot, edata);
-			RedactError(edata);
-			keep_bad_row(cfg->name, slot->run_id, edata, cxt);
-			text = describe_error(edata, cfg->name, slot->run_id);
-
-			start_transaction();
-			CatalogFailRun(slot->run_id, text);
-			CatalogSetRunDetails(slot->run_id, attempt, CurrentAttempt->cut,
-								 CurrentAttempt->drift, NULL);
-			ChecksRecordFailed(slot->run_id, cfg->name, CurrentAttempt->failed_checks);
-			commit_transaction();
-			after_failed_run(slot->run_id, cxt);
-
-			ereport(LOG,
-					(errmsg("treble_sync cycle of table \"%s\" failed: %s",
-							cfg->name, edata->message ? edata->message : "unknown error"),
-					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-					 edata->context ? errcontext("%s", edata->context) : 0));
-			return;
-		}
-
-		RedactError(edata);
-		wait_ms = (long) RETRY_FIRST_WAIT_MS << Min(attempt - 1, 10);
-		ereport(LOG,
-				(errmsg("treble_sync cycle of table \"%s\" failed on attempt %d of %d, retrying in %ld ms: %s",
-						cfg->name, attempt, max_retries + 1, wait_ms,
-						edata->message ? edata->message : "unknown error")));
-		wait_before_retry(wait_ms);
-		FreeErrorData(edata);
 	}
 }
 
@@ -779,7 +752,7 @@ typedef struct GroupCycle
  * locks: every run is then logged 'skipped'.
  */
 static bool
-begin_group_run(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
+begin_group_run(CycleJob *job, GroupCycle *g, MemoryContext cxt)
 {
 	int32		group_id;
 	Oid			owner;
@@ -793,11 +766,11 @@ begin_group_run(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
 	MemoryContextSwitchTo(cxt);
 	VersionRequireCatalog("sync_group()");
 	PushActiveSnapshot(GetTransactionSnapshot());
-	g->name = CatalogGroupName(slot->group_id);
+	g->name = CatalogGroupName(job->group_id);
 	if (g->name == NULL || !CatalogGetGroup(g->name, &group_id, &owner, &members))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("treble_sync group %d no longer exists", slot->group_id)));
+				 errmsg("treble_sync group %d no longer exists", job->group_id)));
 	set_ps_display(g->name);
 	g->n = list_length(members);
 	g->cfgs = palloc0(sizeof(TableConfig *) * Max(g->n, 1));
@@ -812,13 +785,14 @@ begin_group_run(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
 		g->cfgs[i++] = CatalogGetTableById(lfirst_int(lc));
 	}
 	g->group_run_id = CatalogInsertGroupRun(g->name, locked ? "running" : "skipped", owner,
-											slot->user_id);
-	slot->run_id = g->group_run_id;
+											job->user_id);
+	job->run_id = g->group_run_id;
+	job->item->run_id = job->run_id;
 	for (i = 0; i < g->n; i++)
 	{
 		if (locked)
 			CatalogFailStaleRuns(g->cfgs[i]);
-		g->run_ids[i] = CatalogInsertRun(g->cfgs[i], locked ? "running" : "skipped", slot->user_id);
+		g->run_ids[i] = CatalogInsertRun(g->cfgs[i], locked ? "running" : "skipped", job->user_id);
 		CatalogSetRunGroupRun(g->run_ids[i], g->group_run_id);
 	}
 	if (!locked)
@@ -866,7 +840,7 @@ check_group_member(GroupCycle *g, TableConfig *cfg, TableConfig *first)
  * it and the index of the member at fault in *failed (-1: none).
  */
 static ErrorData *
-attempt_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt, int attempt, int *failed)
+attempt_group(CycleJob *job, GroupCycle *g, MemoryContext cxt, int attempt, int *failed)
 {
 	OdbcConn   *volatile conn = NULL;
 	ErrorData  *volatile edata = NULL;
@@ -932,7 +906,7 @@ attempt_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt, int attempt, i
 			context_arg.run_id = g->run_ids[i];
 			AttemptNoteRun(g->run_ids[i]);
 			SecurityResumeCycle(cfg);
-			ProgressStart(cfg->table_id, g->run_ids[i], cfg->local_relid, &slot->progress);
+			ProgressStart(cfg->table_id, g->run_ids[i], cfg->local_relid, &job->slot->progress);
 			CycleRun(cfg, conn, &results[i]);
 			ChecksRun(cfg, &results[i]);	/* a failing 'error' check fails the group */
 			CycleAnalyzeIfChanged(cfg, &results[i]);
@@ -965,7 +939,8 @@ attempt_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt, int attempt, i
 			CatalogAfterRun(g->run_ids[i]);
 		SecurityEndCycle();
 		commit_transaction();
-		OdbcDisconnect(conn);
+		/* its snapshot transaction is still open: not for another cycle */
+		ProcessReleaseWarehouse(conn, false);
 		error_context_stack = errcallback.previous;
 	}
 	PG_CATCH();
@@ -973,7 +948,7 @@ attempt_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt, int attempt, i
 		HOLD_INTERRUPTS();
 		edata = abort_after_error(cxt);
 		if (conn)
-			OdbcDisconnect(conn);
+			ProcessReleaseWarehouse(conn, false);
 		RESUME_INTERRUPTS();
 	}
 	PG_END_TRY();
@@ -983,59 +958,164 @@ attempt_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt, int attempt, i
 }
 
 /*
- * Record a failed group cycle, in a transaction of its own: the member at
- * fault gets the error as a cycle of its own would, every other member an
- * error that names it, the group run the member's error; then the events
- * of every member.
+ * What the retry loop runs: attempts at a table's cycle or a group's, and
+ * the record of their failure once no attempt is left.
  */
-static void
-fail_group(WorkerSlot *slot, GroupCycle *g, ErrorData *edata, int failed, int attempt,
-		   MemoryContext cxt)
+typedef struct CycleRetries
 {
-	char	   *text;
-	const char *at = failed >= 0 ? g->cfgs[failed]->name : NULL;
+	CycleJob   *job;
+	MemoryContext cxt;
+	const char *what;			/* table "x", group "x": for the log */
+	TableConfig *cfg;			/* a table's cycle, or */
+	GroupCycle *group;			/* a group's */
+	int			failed;			/* of a group: the member at fault, or -1 */
+} CycleRetries;
 
-	explain_lock_failure(slot, edata);
-	RedactError(edata);
-	if (failed >= 0)
-		keep_bad_row(at, g->run_ids[failed], edata, cxt);
-	text = describe_error(edata, at ? at : g->name, failed >= 0 ? g->run_ids[failed] : 0);
+/* One attempt at the cycle; its error, with everything rolled back. */
+static ErrorData *
+attempt_once(CycleRetries *r, int attempt)
+{
+	if (r->group != NULL)
+		return attempt_group(r->job, r->group, r->cxt, attempt, &r->failed);
+	return attempt_cycle(r->job, r->cfg, r->cxt, attempt);
+}
 
-	start_transaction();
-	for (int i = 0; i < g->n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		CatalogFailRun(g->run_ids[i], i == failed ? text :
-					   at ? psprintf("group \"%s\" failed at table \"%s\"; nothing of the group's cycle was applied",
-									 g->name, at) :
-					   psprintf("group \"%s\" failed: %s", g->name, text));
-		CatalogSetRunDetails(g->run_ids[i], attempt, i == failed ? CurrentAttempt->cut : NULL,
-							 i == failed ? CurrentAttempt->drift : NULL, NULL);
-	}
-	if (failed >= 0)
-		ChecksRecordFailed(g->run_ids[failed], at, CurrentAttempt->failed_checks);
-	CatalogFinishGroupRun(g->group_run_id, "failed",
-						  at ? psprintf("table \"%s\": %s", at, text) : text);
-	commit_transaction();
-	for (int i = 0; i < g->n; i++)
-		after_failed_run(g->run_ids[i], cxt);
-	ereport(LOG,
-			(errmsg("treble_sync cycle of group \"%s\" failed%s%s%s: %s", g->name,
-					at ? " at table \"" : "", at ? at : "", at ? "\"" : "",
-					edata->message ? edata->message : "unknown error")));
+/* A failed run's row: its error, and what the attempt at fault noted. */
+static void
+fail_run_row(int64 run_id, const char *text, int attempt, bool at_fault)
+{
+	CatalogFailRun(run_id, text);
+	CatalogSetRunDetails(run_id, attempt, at_fault ? CurrentAttempt->cut : NULL,
+						 at_fault ? CurrentAttempt->drift : NULL, NULL);
 }
 
 /*
- * Transaction 2 of a group's cycle, with retries as run_cycle() has: a
- * transient error (of any member) tries the whole group again, up to its
- * first member's max_retries.
+ * Record a failed cycle, in a transaction of its own: the table at fault
+ * gets the error; of a group, every other member an error that names that
+ * table, and the group run the error; then the events of every run, each
+ * in a transaction of its own.
  */
 static void
-run_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
+fail_cycle(CycleRetries *r, ErrorData *edata, int attempt)
 {
-	int			max_retries;
-	ErrorData  *edata;
-	int			failed;
+	GroupCycle *g = r->group;
+	const char *at;
+	int64		at_run;
+	char	   *text;
+
+	if (g == NULL)
+	{
+		at = r->cfg->name;
+		at_run = r->job->run_id;
+	}
+	else
+	{
+		at = r->failed >= 0 ? g->cfgs[r->failed]->name : NULL;
+		at_run = r->failed >= 0 ? g->run_ids[r->failed] : 0;
+	}
+	explain_lock_failure(r->job, edata);
+	RedactError(edata);
+	if (at_run != 0)
+		keep_bad_row(at, at_run, edata, r->cxt);
+	text = describe_error(edata, at ? at : g->name, at_run);
+
+	start_transaction();
+	if (g == NULL)
+		fail_run_row(at_run, text, attempt, true);
+	else
+	{
+		for (int i = 0; i < g->n; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			fail_run_row(g->run_ids[i], i == r->failed ? text :
+						 at ? psprintf("group \"%s\" failed at table \"%s\"; nothing of the group's cycle was applied",
+									   g->name, at) :
+						 psprintf("group \"%s\" failed: %s", g->name, text),
+						 attempt, i == r->failed);
+		}
+	}
+	if (at_run != 0)
+		ChecksRecordFailed(at_run, at, CurrentAttempt->failed_checks);
+	if (g != NULL)
+		CatalogFinishGroupRun(g->group_run_id, "failed",
+							  at ? psprintf("table \"%s\": %s", at, text) : text);
+	commit_transaction();
+	if (g == NULL)
+		after_failed_run(at_run, r->cxt);
+	else
+		for (int i = 0; i < g->n; i++)
+			after_failed_run(g->run_ids[i], r->cxt);
+
+	ereport(LOG,
+			(errmsg("treble_sync cycle of %s failed%s%s%s: %s", r->what,
+					g && at ? " at table \"" : "", g && at ? at : "", g && at ? "\"" : "",
+					edata->message ? edata->message : "unknown error"),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 edata->context ? errcontext("%s", edata->context) : 0));
+}
+
+/*
+ * Transaction 2 of a table's or a group's cycle, with retries: a cycle
+ * that fails on a lost connection or a timeout (of any member, for a
+ * group) is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries times
+ * (of a group: its first member's); any other error, or a cancel, fails it
+ * at once.  The run log records the attempts, and a failure with its
+ * error.
+ */
+static void
+run_with_retries(CycleRetries *r, int max_retries)
+{
+	for (int attempt = 1;; attempt++)
+	{
+		long		wait_ms;
+		ErrorData  *edata = attempt_once(r, attempt);
+
+		if (edata == NULL)
+			return;
+		/* rolled back, between transactions; the attempt's notes remain */
+		Assert(!IsTransactionState() && CurrentAttempt != NULL);
+
+		if (attempt > max_retries || ProcessWasSignalled() ||
+			!CurrentAttempt->transient)
+		{
+			fail_cycle(r, edata, attempt);
+			return;
+		}
+
+		RedactError(edata);
+		wait_ms = (long) RETRY_FIRST_WAIT_MS << Min(attempt - 1, 10);
+		ereport(LOG,
+				(errmsg("treble_sync cycle of %s failed on attempt %d of %d, retrying in %ld ms: %s",
+						r->what, attempt, max_retries + 1, wait_ms,
+						edata->message ? edata->message : "unknown error")));
+		wait_before_retry(wait_ms);
+		FreeErrorData(edata);
+	}
+}
+
+/* Transaction 2 of a table's cycle, with its retries. */
+static void
+run_cycle(CycleJob *job, TableConfig *cfg, MemoryContext cxt)
+{
+	CycleRetries r;
+
+	memset(&r, 0, sizeof(r));
+	r.job = job;
+	r.cxt = cxt;
+	r.cfg = cfg;
+	r.what = psprintf("table \"%s\"", cfg->name);
+	r.failed = -1;
+	run_with_retries(&r, max_retries_for(cfg));
+}
+
+/*
+ * Transaction 2 of a group's cycle, with its retries: a transient error
+ * tries the whole group again.
+ */
+static void
+run_group(CycleJob *job, GroupCycle *g, MemoryContext cxt)
+{
+	CycleRetries r;
 
 	if (g->n == 0)
 	{
@@ -1044,39 +1124,107 @@ run_group(WorkerSlot *slot, GroupCycle *g, MemoryContext cxt)
 		commit_transaction();
 		return;
 	}
-	max_retries = max_retries_for(g->cfgs[0]);
-	for (int attempt = 1;; attempt++)
-	{
-		long		wait_ms;
-
-		edata = attempt_group(slot, g, cxt, attempt, &failed);
-		if (edata == NULL)
-			return;
-		if (attempt > max_retries || ProcessWasSignalled() || !CurrentAttempt->transient)
-		{
-			fail_group(slot, g, edata, failed, attempt, cxt);
-			return;
-		}
-		RedactError(edata);
-		wait_ms = (long) RETRY_FIRST_WAIT_MS << Min(attempt - 1, 10);
-		ereport(LOG,
-				(errmsg("treble_sync cycle of group \"%s\" failed on attempt %d of %d, retrying in %ld ms: %s",
-						g->name, attempt, max_retries + 1, wait_ms,
-						edata->message ? edata->message : "unknown error")));
-		wait_before_retry(wait_ms);
-		FreeErrorData(edata);
-	}
+	memset(&r, 0, sizeof(r));
+	r.job = job;
+	r.cxt = cxt;
+	r.group = g;
+	r.what = psprintf("group \"%s\"", g->name);
+	r.failed = -1;
+	run_with_retries(&r, max_retries_for(g->cfgs[0]));
 }
 
-/* Entry point of the worker process. */
+/*
+ * Before each cycle of a worker, as the owner it will run as: a cycle
+ * starts as in a process of its own.  The temporary tables of the cycle
+ * before (another owner's, maybe) are gone (they are dropped with their
+ * transaction's end anyway), and the owner may create temporary tables in
+ * this database, which PostgreSQL checks only when a process makes its
+ * first one.
+ */
+static void
+reset_between_cycles(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	ResetTempTableNamespace();
+	CommitTransactionCommand();
+}
+
+/*
+ * Run one cycle of the queue: a table's or a group's.  An error outside
+ * the cycle's own transactions (its registration gone, the catalog of
+ * another release) is logged and ends this cycle only: the caller fails
+ * a run it left 'running', and the worker goes on with the next one.
+ */
+static void
+run_item(WorkerQueue *queue, WorkerSlot *slot, WorkerItem *item, MemoryContext cxt)
+{
+	CycleJob	job;
+
+	memset(&job, 0, sizeof(job));
+	job.table_id = item->table_id;
+	job.group_id = item->group_id;
+	job.user_id = queue->user_id;
+	job.full = queue->full;
+	job.repair_day = queue->repair_day;
+	job.slot = slot;
+	job.item = item;
+	slot->blockers[0] = '\0';
+	slot->blocked_by_caller = false;
+	memset(&slot->progress, 0, sizeof(slot->progress));
+	pg_write_barrier();
+	slot->table_id = item->table_id;
+
+	PG_TRY();
+	{
+		if (job.group_id != 0)
+		{
+			GroupCycle	g;
+
+			memset(&g, 0, sizeof(g));
+			if (begin_group_run(&job, &g, cxt))
+				run_group(&job, &g, cxt);
+		}
+		else
+		{
+			TableConfig *cfg;
+			LOCKTAG		tag;
+
+			if (begin_run(&job, &cfg, &tag, cxt))
+				run_cycle(&job, cfg, cxt);
+		}
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	/* the cycle locks of the table, or of the group's members */
+	LockReleaseAll(USER_LOCKMETHOD, true);
+	AttemptEnd();
+	slot->table_id = 0;
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * Entry point of the worker process: take the cycles of the caller's
+ * queue one after another until none is left, each in transactions of its
+ * own; keep the warehouse connections between them (process.c).  A
+ * termination ends the cycle it interrupts (logged as failed) and the
+ * worker; a cancel ends the cycle it interrupts only.
+ */
 void
 treble_sync_worker_main(Datum main_arg)
 {
 	dsm_segment *seg;
 	shm_toc    *toc;
-	WorkerSlot *slot;
-	TableConfig *cfg;
-	LOCKTAG		tag;
+	WorkerQueue *queue;
+	WorkerSlot *slots;
+	int			index;
 	MemoryContext cxt;
 
 	ProcessStartSignals();
@@ -1095,39 +1243,41 @@ treble_sync_worker_main(Datum main_arg)
 				 errdetail("Its shared memory segment has a bad magic number: this worker runs the library of treble_sync %s, "
 						   "installed after the session loaded its own; it did nothing.", TREBLE_SYNC_VERSION),
 				 errhint("Run ALTER EXTENSION treble_sync UPDATE in the session's database, then the call again from a new session.")));
-	slot = shm_toc_lookup(toc, WORKER_SLOT_KEY, false);
-	Assert(slot->table_id > 0 && slot->group_id >= 0 && OidIsValid(slot->database_id));
+	queue = shm_toc_lookup(toc, WORKER_QUEUE_KEY, false);
+	slots = shm_toc_lookup(toc, WORKER_SLOTS_KEY, false);
+	memcpy(&index, MyBgworkerEntry->bgw_extra, sizeof(index));
+	Assert(index >= 0 && index < queue->nworkers && OidIsValid(queue->database_id));
 
-	ProcessConnect(slot->database_id, slot->session_user_id, slot->user_id);
+	ProcessConnect(queue->database_id, queue->session_user_id, queue->user_id);
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync cycle",
 								ALLOCSET_DEFAULT_SIZES);
 
 	/* the caller's settings that matter in the worker */
-	SetConfigOption("treble_sync.freshness_alert", psprintf("%d", slot->freshness_alert),
+	SetConfigOption("treble_sync.freshness_alert", psprintf("%d", queue->freshness_alert),
 					PGC_SUSET, PGC_S_SESSION);
-	SetConfigOption("treble_sync.run_retention", psprintf("%d", slot->run_retention),
+	SetConfigOption("treble_sync.run_retention", psprintf("%d", queue->run_retention),
 					PGC_SUSET, PGC_S_SESSION);
-	ProcessSetLockTimeout(slot->lock_timeout);
-	SetConfigOption("treble_sync.read_ahead", slot->read_ahead ? "on" : "off",
+	ProcessSetLockTimeout(queue->lock_timeout);
+	SetConfigOption("treble_sync.read_ahead", queue->read_ahead ? "on" : "off",
 					PGC_USERSET, PGC_S_SESSION);
-	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", slot->cursor_max_lead),
+	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", queue->cursor_max_lead),
 					PGC_SUSET, PGC_S_SESSION);
+	ProcessKeepConnections();
 
-	if (slot->group_id != 0)
+	for (bool first = true;; first = false)
 	{
-		GroupCycle	g;
+		uint32		i;
 
-		memset(&g, 0, sizeof(g));
-		if (begin_group_run(slot, &g, cxt))
-		{
-			run_group(slot, &g, cxt);
-			LockReleaseAll(USER_LOCKMETHOD, true);
-		}
-	}
-	else if (begin_run(slot, &cfg, &tag, cxt))
-	{
-		run_cycle(slot, cfg, cxt);
-		LockRelease(&tag, ExclusiveLock, true);
+		if (ProcessWasTerminated())
+			break;
+		ProcessForgetCancel();
+		i = pg_atomic_fetch_add_u32(&queue->next, 1);
+		if (i >= (uint32) queue->nitems)
+			break;
+		if (!first)
+			reset_between_cycles();
+		run_item(queue, &slots[index], &queue->items[i], cxt);
+		MemoryContextReset(cxt);
 	}
 
 	dsm_detach(seg);

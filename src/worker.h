@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * worker.h
- *	  The cycle runner: the background worker that runs one cycle of a
- *	  table (or a resync, or a repair) in its own transactions, with its
- *	  retries, and the helpers that load chunks of a first load along with
- *	  it (worker.c).
+ *	  The cycle runner: the background worker that runs the cycles of a
+ *	  queue of tables (or a resync, or a repair), each in its own
+ *	  transactions, with its retries, and the helpers that load chunks of a
+ *	  first load along with it (worker.c).
  *
  * Nothing calls worker.c: the caller's side (launch.c) registers its
- * entry points with the postmaster and hands it a WorkerSlot in a DSM
+ * entry points with the postmaster and hands it a WorkerQueue in a DSM
  * segment.  The runner is the only caller of a cycle's steps (CycleRun,
  * CycleRunFull, CycleRepairDay, CycleAnalyzeIfChanged), of load.c, and of
  * ChecksRun and HistoryAfterCycle, and the code that begins and ends a
@@ -24,26 +24,54 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "port/atomics.h"
+#include "utils/timestamp.h"
 
 #include "lockwait.h"
 #include "progress.h"
 #include "treble_sync.h"
 
 /*
- * The segment a caller hands its worker: a table of contents under a magic
- * number of its own ("Trb3"), whose one entry is the WorkerSlot.
+ * The segment a caller hands its workers: a table of contents under a
+ * magic number of its own ("Trb4"), with the queue (its settings and its
+ * items) and one WorkerSlot per worker.  A worker's index among the slots
+ * is in its bgw_extra.
  */
-#define WORKER_SLOT_MAGIC 0x54726233
-#define WORKER_SLOT_KEY 1
+#define WORKER_SLOT_MAGIC 0x54726234
+#define WORKER_QUEUE_KEY 1
+#define WORKER_SLOTS_KEY 2
 
-/* What the caller hands the worker, and the run id it hands back. */
+/* One cycle to run: a table's, or a group's. */
+typedef struct WorkerItem
+{
+	int32		table_id;		/* of a group's cycle: its first member */
+	int32		group_id;		/* sync_group(): the group; 0 if none */
+	int64		run_id;			/* set by the worker once its run row exists
+								 * (of a group: its group run) */
+} WorkerItem;
+
+/*
+ * What a worker reports to its caller about the cycle it runs now, and
+ * what the caller tells it.
+ */
 typedef struct WorkerSlot
+{
+	int32		table_id;		/* the table whose cycle runs; 0 between cycles */
+	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
+	char		blockers[LOCKWAIT_BLOCKERS_LEN];	/* who the worker last waited for */
+	ProgressState progress;		/* the worker's progress, for NOTICEs */
+} WorkerSlot;
+
+/*
+ * The cycles a caller hands its workers, which take them one after another
+ * (pg_atomic_fetch_add on next) until none is left, and the caller's
+ * settings, the same for all of them.
+ */
+typedef struct WorkerQueue
 {
 	Oid			database_id;
 	Oid			session_user_id;
 	Oid			user_id;
-	int32		table_id;		/* of a group's cycle: its first member */
-	int32		group_id;		/* sync_group(): the group; 0 if none */
 	bool		full;			/* resync(): pull everything, make the copy equal */
 	Timestamp	repair_day;		/* repair(): the event day to refresh; 0 if none */
 	int			freshness_alert;	/* the caller's settings, which the worker */
@@ -51,12 +79,11 @@ typedef struct WorkerSlot
 	int			lock_timeout;
 	bool		read_ahead;
 	int			cursor_max_lead;
-	int64		run_id;			/* set by the worker once its run row exists
-								 * (of a group: its group run) */
-	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
-	char		blockers[LOCKWAIT_BLOCKERS_LEN];	/* who the worker last waited for */
-	ProgressState progress;		/* the worker's progress, for NOTICEs */
-} WorkerSlot;
+	int			nworkers;		/* slots */
+	int			nitems;
+	pg_atomic_uint32 next;		/* the next item to take; >= nitems: none left */
+	WorkerItem	items[FLEXIBLE_ARRAY_MEMBER];
+} WorkerQueue;
 
 extern PGDLLEXPORT void treble_sync_worker_main(Datum main_arg);
 extern PGDLLEXPORT void treble_sync_chunk_worker_main(Datum main_arg);
