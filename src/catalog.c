@@ -161,6 +161,28 @@ spi_text_or_null(HeapTuple tup, TupleDesc desc, int col)
 }
 
 /*
+ * The integers of column 1 of the rows SPI_tuptable holds, as an integer
+ * List in the memory context cxt.
+ */
+static List *
+spi_int_column(MemoryContext cxt)
+{
+	List	   *ids = NIL;
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		CHECK_FOR_INTERRUPTS();
+		ids = lappend_int(ids, DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull)));
+		MemoryContextSwitchTo(old);
+	}
+	return ids;
+}
+
+/*
  * Set statement parameter i to a text value, or to NULL for a NULL string:
  * most of the catalog's optional columns are text.
  */
@@ -484,7 +506,7 @@ CatalogTableChangedHere(int32 table_id)
 List *
 CatalogEnabledTableIds(const char *server)
 {
-	List	   *ids = NIL;
+	List	   *ids;
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {server ? CStringGetTextDatum(server) : (Datum) 0};
@@ -501,16 +523,7 @@ CatalogEnabledTableIds(const char *server)
 				 " AND group_id IS NULL"	/* a group's members cycle together */
 				 " ORDER BY name",
 				 1, types, values, nulls, SPI_OK_SELECT);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		ids = lappend_int(ids, DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc,
-														   1, &isnull)));
-		MemoryContextSwitchTo(old);
-	}
+	ids = spi_int_column(cxt);
 	SPI_finish();
 	return ids;
 }
@@ -1792,28 +1805,6 @@ CatalogSetLateOutside(int64 run_id, int64 rows)
  */
 
 /*
- * The integers of column 1 of the rows SPI_tuptable holds, as an integer
- * List in the memory context cxt.
- */
-static List *
-spi_int_column(MemoryContext cxt)
-{
-	List	   *ids = NIL;
-
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		CHECK_FOR_INTERRUPTS();
-		ids = lappend_int(ids, DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc, 1, &isnull)));
-		MemoryContextSwitchTo(old);
-	}
-	return ids;
-}
-
-/*
  * Look a group up by name: its id and owner, and its members' table ids
  * in the order their cuts are frozen.  False if there is no such group.
  * Read as the extension owner: groups are readable by everyone anyway.
@@ -1847,29 +1838,40 @@ CatalogGetGroup(const char *name, int32 *group_id, Oid *owner, List **members)
 }
 
 /*
+ * The text in column 1 of the one row a catalog query with one integer
+ * parameter ($1, an id) returns, in the caller's memory context, or NULL
+ * when it returns no row.
+ */
+static char *
+catalog_text_by_id(const char *sql, int32 id)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			type = INT4OID;
+	Datum		value = Int32GetDatum(id);
+	char	   *text = NULL;
+
+	SPI_connect();
+	catalog_exec(sql, 1, &type, &value, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		text = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return text;
+}
+
+/*
  * The group a registration belongs to (its name, in the caller's memory
  * context), or NULL.
  */
 char *
 CatalogTableGroup(int32 table_id)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Oid			type = INT4OID;
-	Datum		value = Int32GetDatum(table_id);
-	char	   *name = NULL;
-
-	SPI_connect();
-	catalog_exec("SELECT g.name FROM treble_sync.tables t JOIN treble_sync.groups g USING (group_id)"
-				 " WHERE t.table_id OPERATOR(pg_catalog.=) $1", 1, &type, &value, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 1)
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		name = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		MemoryContextSwitchTo(old);
-	}
-	SPI_finish();
-	return name;
+	return catalog_text_by_id("SELECT g.name FROM treble_sync.tables t JOIN treble_sync.groups g USING (group_id)"
+							  " WHERE t.table_id OPERATOR(pg_catalog.=) $1", table_id);
 }
 
 /* Make a group, without members; returns its id. */
@@ -2043,27 +2045,12 @@ CatalogEnabledGroupIds(const char *server)
 	return ids;
 }
 
-/* A group's name, by id (in the caller's memory context). */
+/* A group's name, by id (in the caller's memory context), or NULL. */
 char *
 CatalogGroupName(int32 group_id)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Oid			type = INT4OID;
-	Datum		value = Int32GetDatum(group_id);
-	char	   *name = NULL;
-
-	SPI_connect();
-	catalog_exec("SELECT name FROM treble_sync.groups WHERE group_id OPERATOR(pg_catalog.=) $1",
-				 1, &type, &value, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 1)
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		name = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		MemoryContextSwitchTo(old);
-	}
-	SPI_finish();
-	return name;
+	return catalog_text_by_id("SELECT name FROM treble_sync.groups WHERE group_id OPERATOR(pg_catalog.=) $1",
+							  group_id);
 }
 
 /*
