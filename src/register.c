@@ -13,6 +13,10 @@
  * refusing while a cycle holds it, so that no cycle runs under the change;
  * remove_table() does too, and drops the copy only when asked.
  *
+ * The options themselves are regoption.c's: it reads the arguments of
+ * add_table() and alter_table() by name and checks what needs no
+ * warehouse; this file adds what needs the warehouse or the local table.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -48,6 +48,7 @@
  *	  base       cursor.c/h     cursor values as the catalog keeps them
  *	             redact.c/h     warehouse values kept out of errors and logs
  *	             option.c/h     server and user-mapping options, the connection string
+ *	             regoption.c/h  a registration's options as data, checked once
  *	             treble_sync.c  module entry point and settings
  *	             compat.h       the server API of each PostgreSQL major (15 to 18)
  *
