@@ -536,35 +536,32 @@ unquoted(const char *literal)
 	return pstrdup(literal);
 }
 
-/* Set an option to its value from a C string: its default, or a text argument. */
-static void
-set_from_text(const RegOption *opt, TableConfig *cfg, const char *text)
+/*
+ * An option's default (default_value, a SQL literal), as the value of its
+ * argument would be.
+ */
+static Datum
+default_datum(const RegOption *opt)
 {
+	char	   *value = unquoted(opt->default_value);
+
 	switch (opt->type)
 	{
 		case REGOPT_BOOL:
-			RegOptionField(cfg, opt, bool) = strcmp(text, "true") == 0;
-			break;
+			return BoolGetDatum(strcmp(value, "true") == 0);
 		case REGOPT_INT:
 		case REGOPT_SERVER_INT:
-			RegOptionField(cfg, opt, int) = pg_strtoint32(text);
-			break;
+			return Int32GetDatum(pg_strtoint32(value));
 		case REGOPT_REAL:
-			/* as the real argument would hold it */
-			RegOptionField(cfg, opt, double) = (float4) strtod(text, NULL);
-			break;
+			return Float4GetDatum((float4) strtod(value, NULL));
 		case REGOPT_TEXT:
-			RegOptionField(cfg, opt, char *) = pstrdup(text);
-			break;
 		case REGOPT_INTERVAL:
-			RegOptionField(cfg, opt, Interval *) = RegOptionInterval(text, opt->name);
-			break;
 		case REGOPT_CHOICE:
-			RegOptionField(cfg, opt, int) = RegOptionParseChoice(opt->name, text);
-			break;
+			return CStringGetTextDatum(value);
 		default:
-			elog(ERROR, "registration option \"%s\" is not read from text", opt->name);
+			elog(ERROR, "registration option \"%s\" has no default of its own", opt->name);
 	}
+	return (Datum) 0;			/* keep the compiler quiet */
 }
 
 /* Set an option from the value of its argument. */
@@ -652,7 +649,7 @@ RegOptionsRead(const RegArgs *args, TableConfig *cfg)
 				 strcmp(opt->default_value, "NULL") == 0)
 			set_none(opt, cfg);
 		else
-			set_from_text(opt, cfg, unquoted(opt->default_value));
+			set_from_argument(opt, cfg, default_datum(opt), false);
 	}
 }
 
