@@ -636,6 +636,7 @@ RegOptionsRead(const RegArgs *args, TableConfig *cfg)
 
 		if (opt->flags & REGOPT_OWN_READ)
 			continue;
+		Assert(opt->default_value != NULL);
 		if (given(args, i))
 			set_from_argument(opt, cfg, args->fcinfo->args[argno].value, args->altering);
 		else if (args->altering)

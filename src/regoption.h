@@ -60,8 +60,9 @@ typedef struct RegOption
 	const char *column;			/* its column of treble_sync.tables, or NULL */
 	int			field;			/* offsetof() its field in TableConfig, or -1 */
 	const char *const *choices; /* REGOPT_CHOICE: in enum order, NULL-terminated */
-	double		min;			/* numbers: the bounds; intervals: min 1 means */
-	double		max;			/* at least one second unless zero */
+	double		min;			/* numbers: the lower bound; intervals: 1 for
+								 * at least a second unless zero */
+	double		max;			/* numbers: the upper bound */
 	const char *unit;			/* numbers: written after max in the message */
 	const char *hint;			/* of the error for a value out of bounds, not
 								 * one of the choices, or NULL where required */
