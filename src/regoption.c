@@ -23,7 +23,9 @@
  * INSERT, UPDATE and SELECT from the descriptors; .ci/regoptions checks the
  * descriptors against the SQL signatures, the catalog's columns and
  * docs/functions.md.  A new option is one more descriptor here, its field
- * in TableConfig, its argument in the SQL signatures and its column.
+ * in TableConfig, its argument in the SQL signatures, its column and its
+ * rows in docs/functions.md (CONTRIBUTING.md, "A new registration
+ * option"); register.c and catalog.c need no change.
  *
  *-------------------------------------------------------------------------
  */
