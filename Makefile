@@ -13,6 +13,7 @@ OBJS = \
 	src/treble_sync.o \
 	src/lockwait.o \
 	src/option.o \
+	src/regoption.o \
 	src/odbc.o \
 	src/fetch.o \
 	src/progress.o \

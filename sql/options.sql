@@ -137,6 +137,17 @@ SELECT treble_sync.add_table('opt_sends', 'wh', initial_chunk => '7');
 SELECT treble_sync.add_table('opt_sends', 'wh', initial_chunk => '1000 years');
 SELECT treble_sync.add_table('opt_sends', 'wh', cursor_overlap => '1 hour -5 minutes');
 SELECT treble_sync.add_table('opt_sends', 'wh', key_columns => '{session_id}', local_table => 'a.b.c');
+-- each server option of the table, named in its message
+SELECT treble_sync.add_table('opt_sends', 'wh', query_timeout => 86401);
+SELECT treble_sync.add_table('opt_sends', 'wh', login_timeout => -1);
+-- an explicit NULL is add_table's default (or none, where NULL is a value)
+SELECT name, mode, parallel, max_delete_ratio, schema_drift, on_bad_row, max_bad_row_ratio,
+       hot_window_check, login_timeout, initial_chunk, enabled
+FROM treble_sync.add_table('opt_sends', 'wh', name => 'opt_nulls', local_table => 'opt_nulls',
+    mode => NULL, parallel => NULL, max_delete_ratio => NULL, schema_drift => NULL,
+    on_bad_row => NULL, max_bad_row_ratio => NULL, hot_window_check => NULL,
+    login_timeout => NULL, initial_chunk => NULL);
+SELECT treble_sync.remove_table('opt_nulls', drop_local => true);
 -- a valid registration, then alter_table with the same rules
 SELECT name, mode, hot_window FROM treble_sync.add_table('opt_sends', 'wh',
     event_column => 'scheduled_at', hot_window => '2 days');
@@ -144,6 +155,10 @@ SELECT treble_sync.alter_table('opt_sends', hot_window => '3');
 SELECT treble_sync.alter_table('opt_sends', hot_window => '200 years');
 SELECT treble_sync.alter_table('opt_sends', on_bad_row => 'sometimes');
 SELECT treble_sync.alter_table('opt_sends', max_bad_row_ratio => 2);
+SELECT treble_sync.alter_table('opt_sends', query_timeout => 86401);
+-- in alter_table, a negative server option goes back to the server's
+SELECT name, login_timeout, max_retries
+FROM treble_sync.alter_table('opt_sends', login_timeout => 30, max_retries => -5);
 SELECT treble_sync.alter_table('nope', enabled => false);
 SELECT name, hot_window, enabled FROM treble_sync.alter_table('opt_sends', hot_window => '12 hours', enabled => false);
 -- a disabled table is skipped by sync_all

@@ -39,6 +39,7 @@
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
+#include "regoption.h"
 
 
 static const char *CatalogCursorKindName(CursorKind kind);
@@ -161,6 +162,28 @@ spi_text_or_null(HeapTuple tup, TupleDesc desc, int col)
 }
 
 /*
+ * The integers of column 1 of the rows SPI_tuptable holds, as an integer
+ * List in the memory context cxt.
+ */
+static List *
+spi_int_column(MemoryContext cxt)
+{
+	List	   *ids = NIL;
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		CHECK_FOR_INTERRUPTS();
+		ids = lappend_int(ids, DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull)));
+		MemoryContextSwitchTo(old);
+	}
+	return ids;
+}
+
+/*
  * Set statement parameter i to a text value, or to NULL for a NULL string:
  * most of the catalog's optional columns are text.
  */
@@ -254,67 +277,204 @@ catalog_write_returning(const char *sql, int nargs, Oid *types, Datum *values,
 	return value;
 }
 
-static const char *table_select =
-"SELECT table_id, name, server_name::pg_catalog.text, remote_schema, remote_table,"
-" local_table::pg_catalog.oid, key_columns, columns, cursor_column, event_column,"
-" hot_window, enabled, watermark, initial_chunk, parallel, load_cut,"
-" mode, cursor_kind, cursor_overlap,"
-" coalesce(login_timeout, -1), coalesce(query_timeout, -1), coalesce(max_retries, -1),"
-" max_delete_ratio,"
-" ARRAY(SELECT pg_catalog.jsonb_object_keys(mask)),"
-" schema_drift, all_columns,"
+/*
+ * The columns of treble_sync.tables that are no option of add_table() or
+ * alter_table(), read first; then each option's column, in the order of
+ * the options (regoption.c).
+ */
+static const char *table_select_fixed =
+"SELECT table_id, server_name::pg_catalog.text, remote_schema, remote_table,"
+" local_table::pg_catalog.oid, watermark, load_cut, cursor_kind, all_columns,"
 " ARRAY(SELECT k FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
 " ARRAY(SELECT v FROM pg_catalog.jsonb_each_text(remote_columns) AS r(k, v) ORDER BY k),"
-" on_bad_row, max_bad_row_ratio, owner::pg_catalog.oid, hot_window_check,"
-" keep_history, history_table::pg_catalog.oid, history_from, revision"
-" FROM treble_sync.tables";
+" owner::pg_catalog.oid, history_table::pg_catalog.oid, history_from, revision";
 
 /*
- * The columns of table_select, in its order (numbered from 1, as SPI
- * numbers them): keep the two in step.
+ * The columns of table_select_fixed, in its order (numbered from 1, as
+ * SPI numbers them): keep the two in step.
  */
 enum
 {
 	Anum_select_table_id = 1,
-	Anum_select_name,
 	Anum_select_server_name,
 	Anum_select_remote_schema,
 	Anum_select_remote_table,
 	Anum_select_local_table,
-	Anum_select_key_columns,
-	Anum_select_columns,
-	Anum_select_cursor_column,
-	Anum_select_event_column,
-	Anum_select_hot_window,
-	Anum_select_enabled,
 	Anum_select_watermark,
-	Anum_select_initial_chunk,
-	Anum_select_parallel,
 	Anum_select_load_cut,
-	Anum_select_mode,
 	Anum_select_cursor_kind,
-	Anum_select_cursor_overlap,
-	Anum_select_login_timeout,
-	Anum_select_query_timeout,
-	Anum_select_max_retries,
-	Anum_select_max_delete_ratio,
-	Anum_select_masked_columns,
-	Anum_select_schema_drift,
 	Anum_select_all_columns,
 	Anum_select_remote_column_names,
 	Anum_select_remote_column_signatures,
-	Anum_select_on_bad_row,
-	Anum_select_max_bad_row_ratio,
 	Anum_select_owner,
-	Anum_select_hot_window_check,
-	Anum_select_keep_history,
 	Anum_select_history_table,
 	Anum_select_history_from,
 	Anum_select_revision,
-	Natts_select
+	Natts_select_fixed = Anum_select_revision
 };
 
-/* Build a TableConfig from a row of table_select, in the caller's context. */
+/* Is this option kept in a column of treble_sync.tables? */
+static bool
+option_in_catalog(const RegOption *opt)
+{
+	return opt->column != NULL && opt->field >= 0;
+}
+
+/* The SQL type an option's value is bound as, and read back as. */
+static Oid
+option_catalog_type(const RegOption *opt)
+{
+	switch (opt->type)
+	{
+		case REGOPT_BOOL:
+			return BOOLOID;
+		case REGOPT_INT:
+		case REGOPT_SERVER_INT:
+			return INT4OID;
+		case REGOPT_REAL:
+			return FLOAT4OID;
+		case REGOPT_TEXT:
+		case REGOPT_CHOICE:
+			return TEXTOID;
+		case REGOPT_INTERVAL:
+			return INTERVALOID;
+		case REGOPT_NAMES:
+		case REGOPT_MASK:
+			return TEXTARRAYOID;
+		case REGOPT_OTHER:
+			break;
+	}
+	elog(ERROR, "registration option \"%s\" is not kept in the catalog", opt->name);
+	return InvalidOid;			/* keep the compiler quiet */
+}
+
+/*
+ * What an option's column is read as: the column, or for a mask (a JSON
+ * object of column names) its names.
+ */
+static char *
+option_read_expr(const RegOption *opt)
+{
+	if (opt->type == REGOPT_MASK)
+		return psprintf("ARRAY(SELECT pg_catalog.jsonb_object_keys(%s))", opt->column);
+	return pstrdup(opt->column);
+}
+
+/*
+ * What parameter paramno is written into an option's column as: itself,
+ * or for a mask its columns made a JSON object.
+ */
+static char *
+option_write_expr(const RegOption *opt, int paramno)
+{
+	if (opt->type == REGOPT_MASK)
+		return psprintf("(SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($%d) c)",
+						paramno);
+	return psprintf("$%d", paramno);
+}
+
+/*
+ * Set statement parameter i to an option's value in cfg: NULL for none
+ * (and -1, the server's, of a server option).
+ */
+static void
+param_option(const RegOption *opt, const TableConfig *cfg, Oid *types, Datum *values,
+			 char *nulls, int i)
+{
+	types[i] = option_catalog_type(opt);
+	switch (opt->type)
+	{
+		case REGOPT_BOOL:
+			param_datum(values, nulls, i, BoolGetDatum(RegOptionField(cfg, opt, bool)), false);
+			break;
+		case REGOPT_INT:
+			param_datum(values, nulls, i, Int32GetDatum(RegOptionField(cfg, opt, int)), false);
+			break;
+		case REGOPT_SERVER_INT:
+			param_datum(values, nulls, i, Int32GetDatum(RegOptionField(cfg, opt, int)),
+						RegOptionField(cfg, opt, int) < 0);
+			break;
+		case REGOPT_REAL:
+			param_datum(values, nulls, i,
+						Float4GetDatum((float4) RegOptionField(cfg, opt, double)), false);
+			break;
+		case REGOPT_TEXT:
+			param_text(values, nulls, i, RegOptionField(cfg, opt, char *));
+			break;
+		case REGOPT_CHOICE:
+			param_text(values, nulls, i, RegOptionChoiceName(opt->name, RegOptionField(cfg, opt, int)));
+			break;
+		case REGOPT_INTERVAL:
+			param_datum(values, nulls, i, IntervalPGetDatum(RegOptionField(cfg, opt, Interval *)),
+						RegOptionField(cfg, opt, Interval *) == NULL);
+			break;
+		case REGOPT_NAMES:
+		case REGOPT_MASK:
+			param_datum(values, nulls, i, text_array_from_list(RegOptionField(cfg, opt, List *)),
+						false);
+			break;
+		case REGOPT_OTHER:
+			(void) option_catalog_type(opt);	/* an error */
+	}
+}
+
+/*
+ * Set an option of cfg from its column as option_read_expr reads it, in
+ * the current memory context (cfg's).
+ */
+static void
+option_from_column(const RegOption *opt, TableConfig *cfg, Datum d, bool isnull)
+{
+	switch (opt->type)
+	{
+		case REGOPT_BOOL:
+			RegOptionField(cfg, opt, bool) = !isnull && DatumGetBool(d);
+			break;
+		case REGOPT_INT:
+			RegOptionField(cfg, opt, int) = isnull ? 0 : DatumGetInt32(d);
+			break;
+		case REGOPT_SERVER_INT:
+			RegOptionField(cfg, opt, int) = isnull ? -1 : DatumGetInt32(d);
+			break;
+		case REGOPT_REAL:
+			RegOptionField(cfg, opt, double) = isnull ? 0 : DatumGetFloat4(d);
+			break;
+		case REGOPT_TEXT:
+			RegOptionField(cfg, opt, char *) = isnull ? NULL : TextDatumGetCString(d);
+			break;
+		case REGOPT_CHOICE:
+			RegOptionField(cfg, opt, int) =
+				RegOptionParseChoice(opt->name, isnull ? NULL : TextDatumGetCString(d));
+			break;
+		case REGOPT_INTERVAL:
+			RegOptionField(cfg, opt, Interval *) = isnull ? NULL :
+				DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
+			break;
+		case REGOPT_NAMES:
+		case REGOPT_MASK:
+			RegOptionField(cfg, opt, List *) = isnull ? NIL : list_from_text_array(d);
+			break;
+		case REGOPT_OTHER:
+			(void) option_catalog_type(opt);	/* an error */
+	}
+}
+
+/* The SELECT of a registration: the fixed columns, then the options'. */
+static char *
+table_select(void)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, table_select_fixed);
+	for (int i = 0; i < RegOptionCount(); i++)
+		if (option_in_catalog(RegOptionAt(i)))
+			appendStringInfo(&sql, ", %s", option_read_expr(RegOptionAt(i)));
+	appendStringInfoString(&sql, " FROM treble_sync.tables");
+	return sql.data;
+}
+
+/* Build a TableConfig from a row of table_select(), in the caller's context. */
 static TableConfig *
 table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 {
@@ -322,41 +482,18 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 	TableConfig *cfg = palloc0(sizeof(TableConfig));
 	bool		isnull;
 	Datum		d;
+	int			attno = Natts_select_fixed;
 
 	cfg->table_id = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_table_id, &isnull));
-	cfg->name = spi_text_or_null(tup, desc, Anum_select_name);
 	cfg->server_name = spi_text_or_null(tup, desc, Anum_select_server_name);
 	cfg->remote_schema = spi_text_or_null(tup, desc, Anum_select_remote_schema);
 	cfg->remote_table = spi_text_or_null(tup, desc, Anum_select_remote_table);
 	cfg->local_relid = DatumGetObjectId(SPI_getbinval(tup, desc, Anum_select_local_table, &isnull));
-	cfg->key_columns = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_key_columns, &isnull));
-	cfg->columns = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_columns, &isnull));
-	cfg->cursor_column = spi_text_or_null(tup, desc, Anum_select_cursor_column);
-	cfg->event_column = spi_text_or_null(tup, desc, Anum_select_event_column);
-	cfg->hot_window = DatumGetIntervalP(datumCopy(SPI_getbinval(tup, desc, Anum_select_hot_window, &isnull),
-												  false, sizeof(Interval)));
-	cfg->enabled = DatumGetBool(SPI_getbinval(tup, desc, Anum_select_enabled, &isnull));
 	cfg->watermark = spi_text_or_null(tup, desc, Anum_select_watermark);
-	d = SPI_getbinval(tup, desc, Anum_select_initial_chunk, &isnull);
-	cfg->initial_chunk = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
-	cfg->parallel = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_parallel, &isnull));
 	cfg->load_cut = spi_text_or_null(tup, desc, Anum_select_load_cut);
-	cfg->mode = CatalogParseMode(spi_text_or_null(tup, desc, Anum_select_mode));
 	cfg->cursor_kind = CatalogParseCursorKind(spi_text_or_null(tup, desc, Anum_select_cursor_kind));
-	cfg->cursor_overlap = spi_text_or_null(tup, desc, Anum_select_cursor_overlap);
-	cfg->login_timeout = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_login_timeout, &isnull));
-	cfg->query_timeout = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_query_timeout, &isnull));
-	cfg->max_retries = DatumGetInt32(SPI_getbinval(tup, desc, Anum_select_max_retries, &isnull));
-	cfg->max_delete_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, Anum_select_max_delete_ratio, &isnull));
-	cfg->masked_columns = list_from_text_array(SPI_getbinval(tup, desc, Anum_select_masked_columns, &isnull));
-	cfg->schema_drift = CatalogParseDrift(spi_text_or_null(tup, desc, Anum_select_schema_drift));
 	cfg->all_columns = DatumGetBool(SPI_getbinval(tup, desc, Anum_select_all_columns, &isnull));
-	cfg->on_bad_row = CatalogParseBadRow(spi_text_or_null(tup, desc, Anum_select_on_bad_row));
-	cfg->max_bad_row_ratio = DatumGetFloat4(SPI_getbinval(tup, desc, Anum_select_max_bad_row_ratio, &isnull));
 	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, Anum_select_owner, &isnull));
-	cfg->window_check = CatalogParseWindowCheck(spi_text_or_null(tup, desc, Anum_select_hot_window_check));
-	d = SPI_getbinval(tup, desc, Anum_select_keep_history, &isnull);
-	cfg->keep_history = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
 	d = SPI_getbinval(tup, desc, Anum_select_history_table, &isnull);
 	cfg->history_relid = isnull ? InvalidOid : DatumGetObjectId(d);
 	d = SPI_getbinval(tup, desc, Anum_select_history_from, &isnull);
@@ -372,6 +509,16 @@ table_from_tuple(HeapTuple tup, TupleDesc desc, MemoryContext cxt)
 			cfg->remote_columns = lappend(cfg->remote_columns,
 										  makeDefElem(lfirst(n), (Node *) makeString(lfirst(g)), -1));
 	}
+	for (int i = 0; i < RegOptionCount(); i++)
+	{
+		const RegOption *opt = RegOptionAt(i);
+
+		if (!option_in_catalog(opt))
+			continue;
+		d = SPI_getbinval(tup, desc, ++attno, &isnull);
+		option_from_column(opt, cfg, d, isnull);
+	}
+	Assert(attno == desc->natts);
 	MemoryContextSwitchTo(old);
 	return cfg;
 }
@@ -391,7 +538,7 @@ lookup_table(const char *column, Oid type, Datum value)
 	CatalogUser saved = CatalogBecomeOwner();
 
 	SPI_connect();
-	catalog_exec(psprintf("%s WHERE %s OPERATOR(pg_catalog.=) $1", table_select, column),
+	catalog_exec(psprintf("%s WHERE %s OPERATOR(pg_catalog.=) $1", table_select(), column),
 				 1, &type, &value, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 1)
 		cfg = table_from_tuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, cxt);
@@ -484,7 +631,7 @@ CatalogTableChangedHere(int32 table_id)
 List *
 CatalogEnabledTableIds(const char *server)
 {
-	List	   *ids = NIL;
+	List	   *ids;
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {server ? CStringGetTextDatum(server) : (Datum) 0};
@@ -501,16 +648,7 @@ CatalogEnabledTableIds(const char *server)
 				 " AND group_id IS NULL"	/* a group's members cycle together */
 				 " ORDER BY name",
 				 1, types, values, nulls, SPI_OK_SELECT);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		ids = lappend_int(ids, DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc,
-														   1, &isnull)));
-		MemoryContextSwitchTo(old);
-	}
+	ids = spi_int_column(cxt);
 	SPI_finish();
 	return ids;
 }
@@ -766,53 +904,66 @@ CatalogRunRow(int64 run_id)
 	return row;
 }
 
-/* Register a table; returns the new treble_sync.tables row. */
+/*
+ * The registration's columns that are no option of add_table(), bound as
+ * parameters $1 to $7 of its INSERT (regclass and regrole given as oids).
+ */
+#define INSERT_FIXED_COLUMNS \
+	"server_name, remote_schema, remote_table, local_table, owner, cursor_kind, all_columns"
+#define INSERT_FIXED_VALUES \
+	"$1, $2, $3, $4::pg_catalog.regclass, $5::pg_catalog.regrole, $6, $7"
+#define INSERT_NFIXED 7
+
+/* The catalog's name of the kind of a cursor, or NULL without one. */
+static const char *
+cursor_kind_param(TableConfig *cfg)
+{
+	return cfg->cursor_column ? CatalogCursorKindName(cfg->cursor_kind) : NULL;
+}
+
+/*
+ * Register a table: a row of treble_sync.tables with every option that
+ * the catalog keeps (regoption.c) but those written on their own;
+ * returns the new row.
+ */
 Datum
 CatalogInsertTable(TableConfig *cfg, Oid owner)
 {
-	Oid			types[21] = {TEXTOID, NAMEOID, TEXTOID, TEXTOID, OIDOID,
-		TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID, INTERVALOID, OIDOID,
-	INTERVALOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT4OID,
-	TEXTARRAYOID};
-	Datum		values[21];
-	char		nulls[21];
+	int			n = RegOptionCount() + INSERT_NFIXED;
+	Oid		   *types = palloc(sizeof(Oid) * n);
+	Datum	   *values = palloc(sizeof(Datum) * n);
+	char	   *nulls = palloc(sizeof(char) * n);
+	StringInfoData columns;
+	StringInfoData params;
+	int			nargs = INSERT_NFIXED;
 
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(cfg->name);
-	values[1] = DirectFunctionCall1(namein, CStringGetDatum(cfg->server_name));
-	param_text(values, nulls, 2, cfg->remote_schema);
-	values[3] = CStringGetTextDatum(cfg->remote_table);
-	values[4] = ObjectIdGetDatum(cfg->local_relid);
-	values[5] = text_array_from_list(cfg->key_columns);
-	values[6] = text_array_from_list(cfg->columns);
-	param_text(values, nulls, 7, cfg->cursor_column);
-	param_text(values, nulls, 8, cfg->event_column);
-	values[9] = IntervalPGetDatum(cfg->hot_window);
-	values[10] = ObjectIdGetDatum(owner);
-	param_datum(values, nulls, 11, IntervalPGetDatum(cfg->initial_chunk), cfg->initial_chunk == NULL);
-	values[12] = Int32GetDatum(cfg->parallel);
-	values[13] = CStringGetTextDatum(CatalogModeName(cfg->mode));
-	if (cfg->cursor_kind != CURSOR_NONE)
-		values[14] = CStringGetTextDatum(CatalogCursorKindName(cfg->cursor_kind));
-	else
-		nulls[14] = 'n';
-	param_text(values, nulls, 15, cfg->cursor_overlap);
-	param_datum(values, nulls, 16, Int32GetDatum(cfg->login_timeout), cfg->login_timeout < 0);
-	param_datum(values, nulls, 17, Int32GetDatum(cfg->query_timeout), cfg->query_timeout < 0);
-	param_datum(values, nulls, 18, Int32GetDatum(cfg->max_retries), cfg->max_retries < 0);
-	values[19] = Float4GetDatum((float4) cfg->max_delete_ratio);
-	values[20] = text_array_from_list(cfg->masked_columns);
+	memcpy(types, (Oid[INSERT_NFIXED]) {NAMEOID, TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTOID, BOOLOID},
+		   sizeof(Oid) * INSERT_NFIXED);
+	param_datum(values, nulls, 0, DirectFunctionCall1(namein, CStringGetDatum(cfg->server_name)), false);
+	param_text(values, nulls, 1, cfg->remote_schema);
+	param_text(values, nulls, 2, cfg->remote_table);
+	param_datum(values, nulls, 3, ObjectIdGetDatum(cfg->local_relid), false);
+	param_datum(values, nulls, 4, ObjectIdGetDatum(owner), false);
+	param_text(values, nulls, 5, cursor_kind_param(cfg));
+	param_datum(values, nulls, 6, BoolGetDatum(cfg->all_columns), false);
 
-	return catalog_write_returning("INSERT INTO treble_sync.tables AS t (name, server_name, remote_schema,"
-								   " remote_table, local_table, key_columns, columns, cursor_column,"
-								   " event_column, hot_window, owner, initial_chunk, parallel, mode,"
-								   " cursor_kind, cursor_overlap, login_timeout, query_timeout, max_retries,"
-								   " max_delete_ratio, mask)"
-								   " VALUES ($1, $2, $3, $4, $5::pg_catalog.regclass, $6, $7, $8, $9, $10,"
-								   " $11::pg_catalog.regrole, $12, $13, $14, $15, $16, $17, $18, $19, $20,"
-								   " (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($21) c))"
-								   " RETURNING t",
-								   21, types, values, nulls, SPI_OK_INSERT_RETURNING);
+	initStringInfo(&columns);
+	initStringInfo(&params);
+	appendStringInfoString(&columns, INSERT_FIXED_COLUMNS);
+	appendStringInfoString(&params, INSERT_FIXED_VALUES);
+	for (int i = 0; i < RegOptionCount(); i++)
+	{
+		const RegOption *opt = RegOptionAt(i);
+
+		if (!option_in_catalog(opt) || (opt->flags & REGOPT_OWN_WRITE))
+			continue;
+		param_option(opt, cfg, types, values, nulls, nargs);
+		appendStringInfo(&columns, ", %s", opt->column);
+		appendStringInfo(&params, ", %s", option_write_expr(opt, ++nargs));
+	}
+	return catalog_write_returning(psprintf("INSERT INTO treble_sync.tables AS t (%s) VALUES (%s) RETURNING t",
+											columns.data, params.data),
+								   nargs, types, values, nulls, SPI_OK_INSERT_RETURNING);
 }
 
 /* The name of the registration that syncs into this local table, or NULL. */
@@ -1005,50 +1156,6 @@ CatalogEndLoad(int32 table_id)
 	CatalogRestoreUser(saved);
 }
 
-/*
- * The catalog's names of the values of an option with three, in the order
- * of its enum (from 0); the first is the default.
- */
-static const char *const mode_names[3] = {"upsert", "append", "snapshot"};
-static const char *const drift_names[3] = {"halt", "auto_accept", "ignore"};
-static const char *const bad_row_names[3] = {"fail", "quarantine", "skip"};
-
-/* The catalog's name of an option's value. */
-static const char *
-value_name(const char *const names[3], int value)
-{
-	return value >= 0 && value < 3 ? names[value] : names[0];
-}
-
-/* An option's value from its catalog name (NULL: the default), or an error. */
-static int
-parse_value(const char *const names[3], const char *option, const char *name)
-{
-	if (name == NULL)
-		return 0;
-	for (int i = 0; i < 3; i++)
-		if (strcmp(name, names[i]) == 0)
-			return i;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("%s must be '%s', '%s' or '%s', not \"%s\"",
-					option, names[0], names[1], names[2], name)));
-	return 0;					/* keep the compiler quiet */
-}
-
-/* The catalog's name of a mode, and back. */
-const char *
-CatalogModeName(SyncMode mode)
-{
-	return value_name(mode_names, mode);
-}
-
-SyncMode
-CatalogParseMode(const char *name)
-{
-	return (SyncMode) parse_value(mode_names, "mode", name);
-}
-
 /* The catalog's name of a cursor kind, and back. */
 static const char *
 CatalogCursorKindName(CursorKind kind)
@@ -1065,66 +1172,57 @@ CatalogParseCursorKind(const char *name)
 }
 
 /*
- * Write a changed registration back (alter_table).  With reset, the
- * watermark and any first load in progress are dropped: the next cycle is
- * a first sync again.  A new name takes the table's quarantine rows along.
- * Returns the new row.
+ * Write a changed registration back (alter_table): every option the
+ * catalog keeps (regoption.c) but those written on their own, and the
+ * cursor's kind.  With reset, the watermark and any first load in
+ * progress are dropped: the next cycle is a first sync again.  A new name
+ * takes the table's quarantine rows along.  Returns the new row.
  */
 Datum
 CatalogUpdateTable(TableConfig *cfg, bool reset)
 {
-	Oid			types[19] = {INT4OID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
-		TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INT4OID, BOOLOID, BOOLOID, TEXTARRAYOID,
-	INT4OID, INT4OID, INT4OID, FLOAT4OID, TEXTARRAYOID};
-	Datum		values[19];
-	char		nulls[19];
+	int			n = RegOptionCount() + 3;
+	Oid		   *types = palloc(sizeof(Oid) * n);
+	Datum	   *values = palloc(sizeof(Datum) * n);
+	char	   *nulls = palloc(sizeof(char) * n);
+	StringInfoData sql;
+	int			nargs = 3;
 
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = Int32GetDatum(cfg->table_id);
-	values[1] = CStringGetTextDatum(cfg->name);
-	values[2] = text_array_from_list(cfg->key_columns);
-	values[3] = CStringGetTextDatum(CatalogModeName(cfg->mode));
-	if (cfg->cursor_column)
-	{
-		values[4] = CStringGetTextDatum(cfg->cursor_column);
-		values[5] = CStringGetTextDatum(CatalogCursorKindName(cfg->cursor_kind));
-	}
-	else
-		nulls[4] = nulls[5] = 'n';
-	param_text(values, nulls, 6, cfg->cursor_overlap);
-	param_text(values, nulls, 7, cfg->event_column);
-	values[8] = IntervalPGetDatum(cfg->hot_window);
-	param_datum(values, nulls, 9, IntervalPGetDatum(cfg->initial_chunk), cfg->initial_chunk == NULL);
-	values[10] = Int32GetDatum(cfg->parallel);
-	values[11] = BoolGetDatum(cfg->enabled);
-	values[12] = BoolGetDatum(reset);
-	values[13] = text_array_from_list(cfg->columns);
-	param_datum(values, nulls, 14, Int32GetDatum(cfg->login_timeout), cfg->login_timeout < 0);
-	param_datum(values, nulls, 15, Int32GetDatum(cfg->query_timeout), cfg->query_timeout < 0);
-	param_datum(values, nulls, 16, Int32GetDatum(cfg->max_retries), cfg->max_retries < 0);
-	values[17] = Float4GetDatum((float4) cfg->max_delete_ratio);
-	values[18] = text_array_from_list(cfg->masked_columns);
+	types[0] = INT4OID;
+	param_datum(values, nulls, 0, Int32GetDatum(cfg->table_id), false);
+	types[1] = BOOLOID;
+	param_datum(values, nulls, 1, BoolGetDatum(reset), false);
+	types[2] = TEXTOID;
+	param_text(values, nulls, 2, cursor_kind_param(cfg));
 
 	if (reset)
-		catalog_write("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
-					  1, types, values, nulls, SPI_OK_DELETE);
+		catalog_delete_by_id("DELETE FROM treble_sync.load_chunks WHERE table_id OPERATOR(pg_catalog.=) $1",
+							 INT4OID, Int32GetDatum(cfg->table_id));
 	/* a new name: the quarantine, keyed by name and owner, follows it */
 	catalog_write("UPDATE treble_sync.quarantine q SET table_name = $2"
 				  " FROM treble_sync.tables t WHERE t.table_id OPERATOR(pg_catalog.=) $1"
 				  " AND q.table_name OPERATOR(pg_catalog.=) t.name AND q.owner OPERATOR(pg_catalog.=) t.owner"
 				  " AND t.name OPERATOR(pg_catalog.<>) $2",
-				  2, types, values, nulls, SPI_OK_UPDATE);
-	return catalog_write_returning("UPDATE treble_sync.tables AS t SET name = $2, key_columns = $3, mode = $4,"
-								   " cursor_column = $5, cursor_kind = $6, cursor_overlap = $7, event_column = $8,"
-								   " hot_window = $9, initial_chunk = $10, parallel = $11, enabled = $12,"
-								   " columns = $14, login_timeout = $15, query_timeout = $16, max_retries = $17,"
-								   " max_delete_ratio = $18,"
-								   " mask = (SELECT pg_catalog.jsonb_object_agg(c, 'sha256') FROM pg_catalog.unnest($19) c),"
-								   " watermark = CASE WHEN $13 THEN NULL ELSE watermark END,"
-								   " load_cut = CASE WHEN $13 THEN NULL ELSE load_cut END,"
-								   " revision = revision OPERATOR(pg_catalog.+) 1"
-								   " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-								   19, types, values, nulls, SPI_OK_UPDATE_RETURNING);
+				  2, (Oid[]) {INT4OID, TEXTOID},
+				  (Datum[]) {Int32GetDatum(cfg->table_id), CStringGetTextDatum(cfg->name)},
+				  NULL, SPI_OK_UPDATE);
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "UPDATE treble_sync.tables AS t SET cursor_kind = $3,"
+						   " watermark = CASE WHEN $2 THEN NULL ELSE watermark END,"
+						   " load_cut = CASE WHEN $2 THEN NULL ELSE load_cut END,"
+						   " revision = revision OPERATOR(pg_catalog.+) 1");
+	for (int i = 0; i < RegOptionCount(); i++)
+	{
+		const RegOption *opt = RegOptionAt(i);
+
+		if (!option_in_catalog(opt) || (opt->flags & REGOPT_OWN_WRITE))
+			continue;
+		param_option(opt, cfg, types, values, nulls, nargs);
+		appendStringInfo(&sql, ", %s = %s", opt->column, option_write_expr(opt, ++nargs));
+	}
+	appendStringInfoString(&sql, " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t");
+	return catalog_write_returning(sql.data, nargs, types, values, nulls, SPI_OK_UPDATE_RETURNING);
 }
 
 /* Unregister a table (remove_table); its run log stays. */
@@ -1234,23 +1332,15 @@ CatalogMaskSalt(Oid owner)
 	return salt;
 }
 
-/* A drift policy from its catalog name (value_name() gives the name). */
-DriftPolicy
-CatalogParseDrift(const char *name)
-{
-	return (DriftPolicy) parse_value(drift_names, "schema_drift", name);
-}
-
 /*
- * Record the warehouse's columns (for drift checks), the synced columns
- * and the drift policy of a registration.
+ * Record the warehouse's columns (for drift checks) and the synced
+ * columns of a registration.
  */
 Datum
 CatalogSetRemoteColumns(TableConfig *cfg)
 {
-	Oid			types[9] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, BOOLOID,
-	TEXTOID, FLOAT4OID, TEXTOID};
-	Datum		values[9];
+	Oid			types[5] = {INT4OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, BOOLOID};
+	Datum		values[5];
 	List	   *names = NIL;
 	List	   *sigs = NIL;
 	ListCell   *lc;
@@ -1266,50 +1356,13 @@ CatalogSetRemoteColumns(TableConfig *cfg)
 	values[1] = text_array_from_list(names);
 	values[2] = text_array_from_list(sigs);
 	values[3] = text_array_from_list(cfg->columns);
-	values[4] = CStringGetTextDatum(value_name(drift_names, cfg->schema_drift));
-	values[5] = BoolGetDatum(cfg->all_columns);
-	values[6] = CStringGetTextDatum(value_name(bad_row_names, cfg->on_bad_row));
-	values[7] = Float4GetDatum((float4) cfg->max_bad_row_ratio);
-	values[8] = CStringGetTextDatum(CatalogWindowCheckName(cfg->window_check));
+	values[4] = BoolGetDatum(cfg->all_columns);
 
-	return catalog_write_returning("UPDATE treble_sync.tables AS t SET columns = $4, schema_drift = $5, all_columns = $6,"
-								   " on_bad_row = $7, max_bad_row_ratio = $8, hot_window_check = $9,"
+	return catalog_write_returning("UPDATE treble_sync.tables AS t SET columns = $4, all_columns = $5,"
 								   " remote_columns = (SELECT pg_catalog.jsonb_object_agg(n, s)"
 								   "  FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS x(n, s))"
 								   " WHERE table_id OPERATOR(pg_catalog.=) $1 RETURNING t",
-								   9, types, values, NULL, SPI_OK_UPDATE_RETURNING);
-}
-
-/* hot_window_check's catalog names, in the order of WindowCheck. */
-static const char *const window_check_names[2] = {"keys", "rows"};
-
-/* The catalog's name of a hot_window_check value. */
-const char *
-CatalogWindowCheckName(WindowCheck check)
-{
-	return window_check_names[check == WINDOW_CHECK_ROWS ? 1 : 0];
-}
-
-/* A hot_window_check value from its catalog name (NULL: the default), or an error. */
-WindowCheck
-CatalogParseWindowCheck(const char *name)
-{
-	if (name == NULL || strcmp(name, window_check_names[0]) == 0)
-		return WINDOW_CHECK_KEYS;
-	if (strcmp(name, window_check_names[1]) == 0)
-		return WINDOW_CHECK_ROWS;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("hot_window_check must be 'keys' or 'rows', not \"%s\"", name),
-			 errhint("'keys' compares the window's keys and cursors and re-pulls the rows that differ; 'rows' pulls every row of the window.")));
-	return WINDOW_CHECK_KEYS;	/* keep the compiler quiet */
-}
-
-/* A bad-row policy from its catalog name (value_name() gives the name). */
-BadRowPolicy
-CatalogParseBadRow(const char *name)
-{
-	return (BadRowPolicy) parse_value(bad_row_names, "on_bad_row", name);
+								   5, types, values, NULL, SPI_OK_UPDATE_RETURNING);
 }
 
 /*
@@ -1792,28 +1845,6 @@ CatalogSetLateOutside(int64 run_id, int64 rows)
  */
 
 /*
- * The integers of column 1 of the rows SPI_tuptable holds, as an integer
- * List in the memory context cxt.
- */
-static List *
-spi_int_column(MemoryContext cxt)
-{
-	List	   *ids = NIL;
-
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		CHECK_FOR_INTERRUPTS();
-		ids = lappend_int(ids, DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc, 1, &isnull)));
-		MemoryContextSwitchTo(old);
-	}
-	return ids;
-}
-
-/*
  * Look a group up by name: its id and owner, and its members' table ids
  * in the order their cuts are frozen.  False if there is no such group.
  * Read as the extension owner: groups are readable by everyone anyway.
@@ -1847,29 +1878,40 @@ CatalogGetGroup(const char *name, int32 *group_id, Oid *owner, List **members)
 }
 
 /*
+ * The text in column 1 of the one row a catalog query with one integer
+ * parameter ($1, an id) returns, in the caller's memory context, or NULL
+ * when it returns no row.
+ */
+static char *
+catalog_text_by_id(const char *sql, int32 id)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			type = INT4OID;
+	Datum		value = Int32GetDatum(id);
+	char	   *text = NULL;
+
+	SPI_connect();
+	catalog_exec(sql, 1, &type, &value, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		text = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return text;
+}
+
+/*
  * The group a registration belongs to (its name, in the caller's memory
  * context), or NULL.
  */
 char *
 CatalogTableGroup(int32 table_id)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Oid			type = INT4OID;
-	Datum		value = Int32GetDatum(table_id);
-	char	   *name = NULL;
-
-	SPI_connect();
-	catalog_exec("SELECT g.name FROM treble_sync.tables t JOIN treble_sync.groups g USING (group_id)"
-				 " WHERE t.table_id OPERATOR(pg_catalog.=) $1", 1, &type, &value, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 1)
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		name = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		MemoryContextSwitchTo(old);
-	}
-	SPI_finish();
-	return name;
+	return catalog_text_by_id("SELECT g.name FROM treble_sync.tables t JOIN treble_sync.groups g USING (group_id)"
+							  " WHERE t.table_id OPERATOR(pg_catalog.=) $1", table_id);
 }
 
 /* Make a group, without members; returns its id. */
@@ -2043,27 +2085,12 @@ CatalogEnabledGroupIds(const char *server)
 	return ids;
 }
 
-/* A group's name, by id (in the caller's memory context). */
+/* A group's name, by id (in the caller's memory context), or NULL. */
 char *
 CatalogGroupName(int32 group_id)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Oid			type = INT4OID;
-	Datum		value = Int32GetDatum(group_id);
-	char	   *name = NULL;
-
-	SPI_connect();
-	catalog_exec("SELECT name FROM treble_sync.groups WHERE group_id OPERATOR(pg_catalog.=) $1",
-				 1, &type, &value, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 1)
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		name = spi_text_or_null(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		MemoryContextSwitchTo(old);
-	}
-	SPI_finish();
-	return name;
+	return catalog_text_by_id("SELECT name FROM treble_sync.groups WHERE group_id OPERATOR(pg_catalog.=) $1",
+							  group_id);
 }
 
 /*

@@ -62,8 +62,6 @@ extern void CatalogFinishChunk(int32 table_id, int chunk, int64 run_id, CycleRes
 extern void CatalogChunkFailed(int32 table_id, int chunk, const char *error);
 extern void CatalogLoadState(int32 table_id, int *chunks, int *done, char **first_error);
 extern void CatalogEndLoad(int32 table_id);
-extern const char *CatalogModeName(SyncMode mode);
-extern SyncMode CatalogParseMode(const char *name);
 extern Datum CatalogUpdateTable(TableConfig *cfg, bool reset);
 extern void CatalogDeleteTable(int32 table_id);
 extern void CatalogAfterRun(int64 run_id);
@@ -89,10 +87,6 @@ extern int64 CatalogQuarantineFailedRow(const char *table_name, int64 run_id, co
 										const char *cursor_value);
 extern bool CatalogQuarantinedVersions(TableConfig *cfg, Datum *keys, Datum *versions);
 extern void CatalogResolveQuarantine(TableConfig *cfg, int64 run_id, Datum keys);
-extern BadRowPolicy CatalogParseBadRow(const char *name);
-extern DriftPolicy CatalogParseDrift(const char *name);
-extern WindowCheck CatalogParseWindowCheck(const char *name);
-extern const char *CatalogWindowCheckName(WindowCheck check);
 extern void CatalogInsertCheckResults(int64 run_id, const char *table_name, const char *json);
 extern Datum CatalogInsertCheck(int32 table_id, const char *kind, List *columns,
 								const NullableDatum settings[CHECK_NSETTINGS],

@@ -13,6 +13,10 @@
  * refusing while a cycle holds it, so that no cycle runs under the change;
  * remove_table() does too, and drops the copy only when asked.
  *
+ * The options themselves are regoption.c's: it reads the arguments of
+ * add_table() and alter_table() by name and checks what needs no
+ * warehouse; this file adds what needs the warehouse or the local table.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -41,6 +45,7 @@
 #include "odbc.h"
 #include "schema.h"
 #include "recovery.h"
+#include "regoption.h"
 #include "version.h"
 #include "security.h"
 
@@ -200,203 +205,6 @@ cursor_kind_of(RemoteColumn *col)
 	return CURSOR_NONE;			/* keep the compiler quiet */
 }
 
-/* An integer option of add_table that must not be negative. */
-static int
-non_negative(int value, const char *name)
-{
-	if (value < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be negative", name),
-				 errhint("NULL uses the server's option.")));
-	return value;
-}
-
-/*
- * An interval option of add_table or alter_table, given as text: a bare
- * number ('3', '-1.5') is refused, since interval input would read it as
- * seconds, where days were surely meant.  Zero needs no unit.  Anything
- * else goes to interval input.
- */
-static Interval *
-interval_option(const char *text, const char *name)
-{
-	bool		digits = false;
-	bool		nonzero = false;
-	bool		bare = true;
-	bool		negative_part = false;
-	bool		positive_part = false;
-	char		prev = ' ';		/* the last character that is not a space */
-	bool		minus = false;	/* prev is a '-' that is a sign */
-
-	/*
-	 * Mixed signs ('1 hour -5 minutes') are seen in the text: interval input
-	 * folds hours and minutes into one field.  A '-' is a sign unless it
-	 * follows a digit (as in an ISO 8601 date).
-	 */
-	for (const char *p = text; *p; p++)
-	{
-		if (*p >= '0' && *p <= '9' && !(prev >= '0' && prev <= '9') && prev != '.' && prev != ':')
-		{
-			if (minus)
-				negative_part = true;
-			else if (prev != '-')
-				positive_part = true;
-		}
-		if (*p != ' ' && *p != '\t')
-		{
-			minus = *p == '-' && !(prev >= '0' && prev <= '9');
-			prev = *p;
-		}
-	}
-	if (negative_part && positive_part)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not mix positive and negative parts: \"%s\"", name, text),
-				 errhint("Write it as one positive interval, such as '22 hours'.")));
-
-	for (const char *p = text; *p; p++)
-	{
-		if (*p >= '0' && *p <= '9')
-		{
-			digits = true;
-			nonzero |= *p != '0';
-		}
-		else if (!(*p == ' ' || *p == '\t' || *p == '+' || *p == '-' || *p == '.' || *p == '@'))
-		{
-			bare = false;
-			break;
-		}
-	}
-	if (bare && digits && nonzero)
-	{
-		char	   *number = pstrdup(text);
-		char	   *start = number;
-
-		while (*start == ' ' || *start == '\t' || *start == '@')
-			start++;
-		for (char *end = start + strlen(start); end > start && (end[-1] == ' ' || end[-1] == '\t');)
-			*--end = '\0';
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s \"%s\" has no unit", name, text),
-				 errdetail("A number without a unit would be read as seconds."),
-				 errhint("Write the unit, for example '%s days'.", start)));
-	}
-	return DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(text),
-												 ObjectIdGetDatum(InvalidOid),
-												 Int32GetDatum(-1)));
-}
-
-/* An interval as interval output writes it, for messages. */
-static char *
-interval_text(Interval *value)
-{
-	return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(value)));
-}
-
-/*
- * Error unless an interval option is sane: not mixing signs ('1 day -2
- * hours'), not negative, at most 100 years, and, unless zero, at least one
- * second (with min_second).  Zero itself is left to the caller.
- */
-static void
-check_interval(Interval *value, const char *name, bool min_second)
-{
-	bool		any_negative = value->month < 0 || value->day < 0 || value->time < 0;
-	bool		any_positive = value->month > 0 || value->day > 0 || value->time > 0;
-	Datum		limit = DirectFunctionCall3(interval_in, CStringGetDatum("100 years"),
-											ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-	Datum		second = DirectFunctionCall3(interval_in, CStringGetDatum("1 second"),
-											 ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-
-	if (any_negative && any_positive)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not mix positive and negative parts: \"%s\"",
-						name, interval_text(value)),
-				 errhint("Write it as one positive interval, such as '22 hours'.")));
-	if (any_negative)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be negative", name)));
-	if (DatumGetBool(DirectFunctionCall2(interval_gt, IntervalPGetDatum(value), limit)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be at most 100 years, not \"%s\"", name, interval_text(value))));
-	if (min_second && any_positive &&
-		DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(value), second)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be at least 1 second, not \"%s\"", name, interval_text(value)),
-				 errhint("Write the unit, for example '3 days'.")));
-}
-
-/* Is this interval below zero (or, with or_zero, not above it)? */
-static bool
-interval_not_positive(Interval *value, bool or_zero)
-{
-	Datum		zero = DirectFunctionCall3(interval_in, CStringGetDatum("0"),
-										   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-
-	return DatumGetBool(DirectFunctionCall2(or_zero ? interval_le : interval_lt,
-											IntervalPGetDatum(value), zero));
-}
-
-/*
- * Checks of a registration's options that need no warehouse: add_table
- * and alter_table share them.
- */
-static void
-check_options(TableConfig *cfg)
-{
-	if (cfg->mode != SYNC_SNAPSHOT && cfg->cursor_column == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("cursor_column must not be NULL in mode '%s'", CatalogModeName(cfg->mode)),
-				 errhint("Name the warehouse column that marks when each row was written, such as synced_at; only mode 'snapshot' works without one.")));
-	check_interval(cfg->hot_window, "hot_window", true);
-	if (cfg->initial_chunk)
-		check_interval(cfg->initial_chunk, "initial_chunk", true);
-	if (cfg->initial_chunk && interval_not_positive(cfg->initial_chunk, true))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("initial_chunk must be a positive interval"),
-				 errhint("For example initial_chunk => '7 days'; NULL loads the first sync in one transaction.")));
-	if (cfg->initial_chunk && cfg->mode != SYNC_UPSERT)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("initial_chunk works only in mode 'upsert'")));
-	if (cfg->parallel < 1 || cfg->parallel > 16)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("parallel must be between 1 and 16")));
-	if (cfg->parallel > 1 && cfg->initial_chunk == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("parallel needs initial_chunk"),
-				 errdetail("Only the chunks of a chunked first load are loaded in parallel."),
-				 errhint("Pass initial_chunk => '7 days' as well.")));
-	if (cfg->login_timeout > 86400 || cfg->query_timeout > 86400)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("login_timeout and query_timeout must be between 0 and 86400 seconds"),
-				 errhint("NULL (or -1 in alter_table) uses the server's option.")));
-	if (!(cfg->max_delete_ratio >= 0 && cfg->max_delete_ratio <= 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_delete_ratio must be between 0 and 1"),
-				 errhint("1 lets a cycle delete every row the warehouse no longer returns.")));
-	if (cfg->max_retries > 10)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_retries must be between 0 and 10")));
-	if (cfg->cursor_overlap && cfg->cursor_column == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cursor_overlap needs a cursor_column")));
-}
-
 /*
  * Checks against the warehouse's columns: the key, cursor and event
  * columns exist with usable types.  Sets the cursor's kind, and checks
@@ -443,10 +251,10 @@ check_against_warehouse(TableConfig *cfg, RemoteTable *rt)
 		}
 		else
 		{
-			Interval   *overlap = interval_option(cfg->cursor_overlap, "cursor_overlap");
+			Interval   *overlap = RegOptionInterval(cfg->cursor_overlap, "cursor_overlap");
 
-			check_interval(overlap, "cursor_overlap", false);
-			negative = interval_not_positive(overlap, false);
+			RegOptionCheckInterval(overlap, "cursor_overlap", false);
+			negative = RegIntervalNotPositive(overlap, false);
 		}
 		if (negative)
 			ereport(ERROR,
@@ -670,15 +478,15 @@ check_masked_columns(TableConfig *cfg)
  * after they closed, at least a day; '' is none (history off).
  */
 static Interval *
-keep_history_option(FunctionCallInfo fcinfo, int arg)
+keep_history_option(const RegArgs *args)
 {
-	char	   *value = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+	char	   *value = RegArgText(args, "keep_history");
 	Interval   *keep;
 
 	if (value[0] == '\0')
 		return NULL;
-	keep = interval_option(value, "keep_history");
-	check_interval(keep, "keep_history", true);
+	keep = RegOptionInterval(value, "keep_history");
+	RegOptionCheckInterval(keep, "keep_history", true);
 	if (DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(keep),
 										 DirectFunctionCall3(interval_in, CStringGetDatum("1 day"),
 															 ObjectIdGetDatum(InvalidOid),
@@ -691,11 +499,8 @@ keep_history_option(FunctionCallInfo fcinfo, int arg)
 }
 
 /*
- * add_table(remote_table, server, key_columns, event_column, cursor_column,
- *			 hot_window, local_table, name, initial_chunk, parallel, mode,
- *			 cursor_overlap, login_timeout, query_timeout, max_retries,
- *			 max_delete_ratio, columns, column_types, mask, schema_drift,
- *			 on_bad_row, max_bad_row_ratio, hot_window_check, keep_history)
+ * add_table(remote_table, server, ...): the arguments are read by name, as
+ * regoption.c describes them.
  */
 PG_FUNCTION_INFO_V1(treble_sync_add_table);
 
@@ -705,6 +510,7 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	int			search_path_level;
 	Datum		result;
 	TableConfig cfg;
+	RegArgs		args;
 	char	   *remote_input;
 	RemoteTable *rt;
 	ListCell   *lc;
@@ -716,34 +522,18 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	VersionRequireCatalog("add_table()");
 	RecoveryRequirePrimary("add_table()");
 	memset(&cfg, 0, sizeof(cfg));
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+	RegArgsInit(&args, fcinfo, false);
+	if (!RegArgGiven(&args, "remote_table") || !RegArgGiven(&args, "server"))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("remote_table and server are required")));
-	if (PG_ARGISNULL(5))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("hot_window must not be NULL"),
-				 errhint("Use '0 days' for no hot window.")));
+	RegOptionsRead(&args, &cfg);
 
-	remote_input = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	remote_input = RegArgText(&args, "remote_table");
 	split_remote_name(remote_input, &cfg.remote_schema, &cfg.remote_table);
-	cfg.name = PG_ARGISNULL(7) ? remote_input : text_to_cstring(PG_GETARG_TEXT_PP(7));
-	cfg.server_name = NameStr(*PG_GETARG_NAME(1));
-	cfg.cursor_column = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
-	cfg.event_column = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
-	cfg.hot_window = interval_option(text_to_cstring(PG_GETARG_TEXT_PP(5)), "hot_window");
-	cfg.initial_chunk = PG_ARGISNULL(8) ? NULL :
-		interval_option(text_to_cstring(PG_GETARG_TEXT_PP(8)), "initial_chunk");
-	cfg.parallel = PG_ARGISNULL(9) ? 1 : PG_GETARG_INT32(9);
-	cfg.mode = PG_ARGISNULL(10) ? SYNC_UPSERT : CatalogParseMode(text_to_cstring(PG_GETARG_TEXT_PP(10)));
-	cfg.cursor_overlap = PG_ARGISNULL(11) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(11));
-	cfg.login_timeout = PG_ARGISNULL(12) ? -1 : non_negative(PG_GETARG_INT32(12), "login_timeout");
-	cfg.query_timeout = PG_ARGISNULL(13) ? -1 : non_negative(PG_GETARG_INT32(13), "query_timeout");
-	cfg.max_retries = PG_ARGISNULL(14) ? -1 : non_negative(PG_GETARG_INT32(14), "max_retries");
-	cfg.max_delete_ratio = PG_ARGISNULL(15) ? DEFAULT_MAX_DELETE_RATIO : PG_GETARG_FLOAT4(15);
-	cfg.enabled = true;
-	check_options(&cfg);
+	cfg.name = RegArgGiven(&args, "name") ? RegArgText(&args, "name") : remote_input;
+	cfg.server_name = NameStr(*DatumGetName(RegArgDatum(&args, "server")));
+	RegOptionsCheck(&cfg);
 
 	if (CatalogGetTable(cfg.name, true) != NULL)
 		ereport(ERROR,
@@ -751,23 +541,26 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 				 errmsg("table \"%s\" is already registered with treble_sync", cfg.name),
 				 errhint("Pass name => '...' to register it again under another name.")));
 
-	rt = describe_remote(&cfg, PG_ARGISNULL(2));
-	if (!PG_ARGISNULL(2))
-		cfg.key_columns = names_from_array(PG_GETARG_ARRAYTYPE_P(2), "key_columns");
+	rt = describe_remote(&cfg, !RegArgGiven(&args, "key_columns"));
+	if (RegArgGiven(&args, "key_columns"))
+		cfg.key_columns = names_from_array(DatumGetArrayTypeP(RegArgDatum(&args, "key_columns")),
+										   "key_columns");
 	check_against_warehouse(&cfg, rt);
-	cfg.columns = synced_columns(&cfg, rt, PG_ARGISNULL(16) ? NIL :
-								 names_from_array(PG_GETARG_ARRAYTYPE_P(16), "columns"));
-	if (!PG_ARGISNULL(17))
-		type_overrides = parse_column_types(&cfg, PG_GETARG_DATUM(17));
-	if (!PG_ARGISNULL(18))
-		cfg.masked_columns = parse_mask(&cfg, PG_GETARG_DATUM(18));
+	cfg.all_columns = !RegArgGiven(&args, "columns");
+	cfg.columns = synced_columns(&cfg, rt, cfg.all_columns ? NIL :
+								 names_from_array(DatumGetArrayTypeP(RegArgDatum(&args, "columns")),
+												  "columns"));
+	if (RegArgGiven(&args, "column_types"))
+		type_overrides = parse_column_types(&cfg, RegArgDatum(&args, "column_types"));
+	if (RegArgGiven(&args, "mask"))
+		cfg.masked_columns = parse_mask(&cfg, RegArgDatum(&args, "mask"));
 
 	/* the local copy: create it, or check the one that is there */
-	if (PG_ARGISNULL(6))
+	if (!RegArgGiven(&args, "local_table"))
 		local_name = rt->table;
 	else
 	{
-		List	   *names = ts_stringToQualifiedNameList(text_to_cstring(PG_GETARG_TEXT_PP(6)));
+		List	   *names = ts_stringToQualifiedNameList(RegArgText(&args, "local_table"));
 		RangeVar   *rv = makeRangeVarFromNameList(names);
 
 		if (rv->catalogname)
@@ -826,18 +619,6 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 				 errhint("Pass event_column => 'scheduled_at' (or created_at) to refresh a hot window each cycle.")));
 
 	/* what the warehouse's columns are now, for drift checks */
-	cfg.schema_drift = PG_ARGISNULL(19) ? DRIFT_HALT :
-		CatalogParseDrift(text_to_cstring(PG_GETARG_TEXT_PP(19)));
-	cfg.all_columns = PG_ARGISNULL(16);
-	cfg.on_bad_row = PG_ARGISNULL(20) ? BAD_ROW_FAIL :
-		CatalogParseBadRow(text_to_cstring(PG_GETARG_TEXT_PP(20)));
-	cfg.max_bad_row_ratio = PG_ARGISNULL(21) ? DEFAULT_MAX_BAD_ROW_RATIO : PG_GETARG_FLOAT4(21);
-	if (!(cfg.max_bad_row_ratio >= 0 && cfg.max_bad_row_ratio <= 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_bad_row_ratio must be between 0 and 1")));
-	cfg.window_check = PG_ARGISNULL(22) ? WINDOW_CHECK_KEYS :
-		CatalogParseWindowCheck(text_to_cstring(PG_GETARG_TEXT_PP(22)));
 	foreach(lc, rt->columns)
 	{
 		RemoteColumn *col = lfirst(lc);
@@ -847,8 +628,8 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 	}
 	(void) CatalogInsertTable(&cfg, cfg.owner);
 	cfg.table_id = CatalogGetTable(cfg.name, false)->table_id;
-	if (!PG_ARGISNULL(23))
-		HistoryConfigure(&cfg, keep_history_option(fcinfo, 23));
+	if (RegArgGiven(&args, "keep_history"))
+		HistoryConfigure(&cfg, keep_history_option(&args));
 	result = CatalogSetRemoteColumns(&cfg);
 	SecurityUnpinSearchPath(search_path_level);
 	PG_RETURN_DATUM(result);
@@ -876,42 +657,15 @@ require_no_cycle(TableConfig *cfg, const char *function)
 						 quote_literal_cstr(cfg->name))));
 }
 
-/* A text option of alter_table: NULL keeps the value, '' clears it. */
-static char *
-text_option(FunctionCallInfo fcinfo, int arg, char *current)
-{
-	char	   *value;
-
-	if (PG_ARGISNULL(arg))
-		return current;
-	value = text_to_cstring(PG_GETARG_TEXT_PP(arg));
-	return value[0] == '\0' ? NULL : value;
-}
-
-/* Do two lists hold the same names, in any order? */
-static bool
-same_names(List *a, List *b)
-{
-	ListCell   *lc;
-
-	if (list_length(a) != list_length(b))
-		return false;
-	foreach(lc, a)
-		if (!ListHasName(b, lfirst(lc)))
-			return false;
-	return true;
-}
-
 /*
- * alter_table(name, enabled, mode, key_columns, event_column, cursor_column,
- *			   cursor_overlap, hot_window, initial_chunk, parallel, new_name,
- *			   login_timeout, query_timeout, max_retries, max_delete_ratio, mask,
- *			   schema_drift, on_bad_row, max_bad_row_ratio, hot_window_check, keep_history)
+ * alter_table(name, ...): the options are read by name, as regoption.c
+ * describes them; NULL leaves an option as it is.
  *
  * Changes options of a registration, checked as add_table checks them.  A
- * new cursor column or mode drops the watermark: the next cycle is a first
- * sync again.  The server, warehouse table and local table stay: for
- * another of those, remove the registration and add it again.
+ * change of an option that says so (a new cursor column, mode or mask)
+ * drops the watermark: the next cycle is a first sync again.  The server,
+ * warehouse table and local table stay: for another of those, remove the
+ * registration and add it again.
  */
 PG_FUNCTION_INFO_V1(treble_sync_alter_table);
 
@@ -920,79 +674,46 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 {
 	TableConfig *cfg;
 	TableConfig before;
+	RegArgs		args;
 	RemoteTable *rt;
 	ListCell   *lc;
 	bool		reset;
 
 	VersionRequireCatalog("alter_table()");
 	RecoveryRequirePrimary("alter_table()");
+	RegArgsInit(&args, fcinfo, true);
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	require_owner(cfg);
-	require_no_cycle(cfg, "alter_table");
+
+	/*
+	 * Every option says whether a change of it needs the cycle lock; a call
+	 * that changes nothing takes it too, as a check that nothing runs.
+	 */
+	if (!RegArgsAnyGiven(&args, 0) || RegArgsAnyGiven(&args, REGOPT_CYCLE_LOCK))
+		require_no_cycle(cfg, "alter_table");
 	/* read again under the lock: a cycle that just ended may have changed it */
 	cfg = CatalogGetTableById(cfg->table_id);
 	before = *cfg;
 
-	if (!PG_ARGISNULL(1))
-		cfg->enabled = PG_GETARG_BOOL(1);
-	if (!PG_ARGISNULL(2))
-		cfg->mode = CatalogParseMode(text_to_cstring(PG_GETARG_TEXT_PP(2)));
-	if (!PG_ARGISNULL(3))
-		cfg->key_columns = names_from_array(PG_GETARG_ARRAYTYPE_P(3), "key_columns");
-	cfg->event_column = text_option(fcinfo, 4, cfg->event_column);
-	cfg->cursor_column = text_option(fcinfo, 5, cfg->cursor_column);
-	cfg->cursor_overlap = text_option(fcinfo, 6, cfg->cursor_overlap);
-	if (!PG_ARGISNULL(7))
-		cfg->hot_window = interval_option(text_to_cstring(PG_GETARG_TEXT_PP(7)), "hot_window");
-	if (!PG_ARGISNULL(8))
+	RegOptionsRead(&args, cfg);
+	if (RegArgGiven(&args, "key_columns"))
+		cfg->key_columns = names_from_array(DatumGetArrayTypeP(RegArgDatum(&args, "key_columns")),
+											"key_columns");
+	if (RegArgGiven(&args, "mask"))
 	{
-		Interval   *chunk = interval_option(text_to_cstring(PG_GETARG_TEXT_PP(8)),
-											"initial_chunk");
-
-		check_interval(chunk, "initial_chunk", true);
-		cfg->initial_chunk = interval_not_positive(chunk, true) &&
-			!interval_not_positive(chunk, false) ? NULL : chunk;	/* '0' clears it */
-	}
-	if (!PG_ARGISNULL(9))
-		cfg->parallel = PG_GETARG_INT32(9);
-	/* -1: back to the server's option */
-	if (!PG_ARGISNULL(11))
-		cfg->login_timeout = Max(PG_GETARG_INT32(11), -1);
-	if (!PG_ARGISNULL(12))
-		cfg->query_timeout = Max(PG_GETARG_INT32(12), -1);
-	if (!PG_ARGISNULL(13))
-		cfg->max_retries = Max(PG_GETARG_INT32(13), -1);
-	if (!PG_ARGISNULL(14))
-		cfg->max_delete_ratio = PG_GETARG_FLOAT4(14);
-	if (!PG_ARGISNULL(16))
-		cfg->schema_drift = CatalogParseDrift(text_to_cstring(PG_GETARG_TEXT_PP(16)));
-	if (!PG_ARGISNULL(17))
-		cfg->on_bad_row = CatalogParseBadRow(text_to_cstring(PG_GETARG_TEXT_PP(17)));
-	if (!PG_ARGISNULL(18))
-	{
-		cfg->max_bad_row_ratio = PG_GETARG_FLOAT4(18);
-		if (!(cfg->max_bad_row_ratio >= 0 && cfg->max_bad_row_ratio <= 1))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("max_bad_row_ratio must be between 0 and 1")));
-	}
-	if (!PG_ARGISNULL(19))
-		cfg->window_check = CatalogParseWindowCheck(text_to_cstring(PG_GETARG_TEXT_PP(19)));
-	if (!PG_ARGISNULL(15))
-	{
-		cfg->masked_columns = parse_mask(cfg, PG_GETARG_DATUM(15));
+		cfg->masked_columns = parse_mask(cfg, RegArgDatum(&args, "mask"));
 		if (get_rel_name(cfg->local_relid) != NULL)
 			check_masked_columns(cfg);
 	}
-	if (!PG_ARGISNULL(10))
+	if (RegArgGiven(&args, "name"))
 	{
-		cfg->name = text_to_cstring(PG_GETARG_TEXT_PP(10));
+		cfg->name = RegArgText(&args, "name");
 		if (strcmp(cfg->name, before.name) != 0 && CatalogGetTable(cfg->name, true) != NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("table \"%s\" is already registered with treble_sync", cfg->name)));
 	}
-	check_options(cfg);
+	RegOptionsCheck(cfg);
 
 	/* names must still be warehouse columns of the synced set */
 	rt = describe_remote(cfg, false);
@@ -1012,14 +733,12 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 	if (get_rel_name(cfg->local_relid) != NULL)
 		check_local_table(cfg);
 
-	/* a new mask must reach the rows already in the copy: start over */
-	reset = before.mode != cfg->mode || before.cursor_kind != cfg->cursor_kind ||
-		!TextsEqual(before.cursor_column, cfg->cursor_column) ||
-		!same_names(before.masked_columns, cfg->masked_columns);
+	/* a cursor of another kind reads the warehouse another way: start over */
+	reset = RegOptionsReset(&before, cfg) || before.cursor_kind != cfg->cursor_kind;
 	HistoryCheckAlter(&before, cfg);
 	(void) CatalogUpdateTable(cfg, reset);
-	if (!PG_ARGISNULL(20))
-		HistoryConfigure(cfg, keep_history_option(fcinfo, 20));
+	if (RegArgGiven(&args, "keep_history"))
+		HistoryConfigure(cfg, keep_history_option(&args));
 	else if (cfg->keep_history != NULL)
 		HistoryConfigure(cfg, cfg->keep_history);	/* checks the cursor still fits */
 	PG_RETURN_DATUM(CatalogSetRemoteColumns(cfg));

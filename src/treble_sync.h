@@ -48,6 +48,7 @@
  *	  base       cursor.c/h     cursor values as the catalog keeps them
  *	             redact.c/h     warehouse values kept out of errors and logs
  *	             option.c/h     server and user-mapping options, the connection string
+ *	             regoption.c/h  a registration's options as data, checked once
  *	             treble_sync.c  module entry point and settings
  *	             compat.h       the server API of each PostgreSQL major (15 to 18)
  *
@@ -125,12 +126,10 @@ typedef enum DriftPolicy
 } DriftPolicy;
 
 /*
- * Defaults of a registration's options where a call leaves them NULL.  The
- * install script's column defaults and function defaults say the same.
+ * Retries of a cycle when neither the registration nor its server says.
+ * (The defaults of a registration's options are in regoption.c.)
  */
-#define DEFAULT_MAX_DELETE_RATIO	0.5
-#define DEFAULT_MAX_BAD_ROW_RATIO	0.02
-#define DEFAULT_MAX_RETRIES			3	/* unless the server says otherwise */
+#define DEFAULT_MAX_RETRIES			3
 
 typedef struct TableConfig
 {
