@@ -46,6 +46,7 @@
 #                   takes the tables T with T % J == j - 1, in a database,
 #                   warehouse table names (tag jJ) and SQLite file of its
 #                   own; every warehouse's jobs run at the same time
+#   (a tagged run writes a SQLite file of its own too)
 #   TS_WAREHOUSES   which warehouses (postgresql mariadb sqlite clickhouse)
 #
 # Replay one table: TS_FUZZ_SEED=N TS_FUZZ_FIRST=T TS_FUZZ_TABLES=1
@@ -251,7 +252,7 @@ SQL
 
 # one table; its TAP line, with diagnostics; returns 1 when it failed
 run_table() {
-    local t=$1 GEN=$TMP/$W/$1 problems=() clean=1 any_failed=0 out run status err wm0 wm1 d0 d1 i replay
+    local t=$1 GEN=$TMP/$W/$1 problems=() clean=1 any_failed=0 out res status err wm0 wm1 d0 d1 i replay
     local began=$EPOCHREALTIME
     mkdir -p "$GEN"
     replay="TS_FUZZ_SEED=$SEED TS_FUZZ_FIRST=$t TS_FUZZ_TABLES=1 TS_WAREHOUSES=$W${TS_FUZZ_KNOWN:+ TS_FUZZ_KNOWN=$TS_FUZZ_KNOWN}${TS_FUZZ_TAG:+ TS_FUZZ_TAG=$TS_FUZZ_TAG}"
@@ -300,7 +301,7 @@ run_table() {
     # the fields of a session's output: wm0 d0 status err wm1 d1, res (compare's)
     parse() {
         local l
-        wm0= d0= status= err= wm1= d1= res=
+        wm0='' d0='' status='' err='' wm1='' d1='' res=''
         while IFS= read -r l; do
             case $l in
                 WM$'\t'*) if [[ -z $status ]]; then wm0=${l#*$'\t'}; else wm1=${l#*$'\t'}; fi ;;
@@ -407,6 +408,14 @@ elapsed() {
 # the tables T of warehouse W with T % step == first % step, from first
 run_warehouse() {
     local first=$1 step=$2 t bad=0 count=0 began=$EPOCHREALTIME
+    # a tagged run (or job) writes a SQLite file of its own
+    SQLITE_DB=${TS_SQLITE_DB:-}
+    if [[ $W == sqlite && -n ${TS_FUZZ_TAG:-} ]]; then
+        SQLITE_DB=${TS_SQLITE_DB%.sqlite}_$DBP.sqlite
+        rm -f "$SQLITE_DB"
+        sqlite3 "$SQLITE_DB" 'PRAGMA user_version = 0' &&
+            chown --reference="$TS_SQLITE_DB" "$SQLITE_DB" 2>/dev/null
+    fi
     setup_db
     for ((t = first; t < FIRST + TABLES; t += step)); do
         # the files of the next 20 tables, in one process
@@ -421,9 +430,9 @@ run_warehouse() {
                             FROM (SELECT status, count(*) AS n FROM treble_sync.runs GROUP BY status) s")"
     [[ -n ${TS_FUZZ_KEEP:-} ]] ||
         psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" >/dev/null
+    [[ $SQLITE_DB == "${TS_SQLITE_DB:-}" || -n ${TS_FUZZ_KEEP:-} ]] || rm -f "$SQLITE_DB"
 }
 
-SQLITE_DB=${TS_SQLITE_DB:-}
 began_all=$EPOCHREALTIME
 if ((JOBS <= 1)); then
     for W in "${WAREHOUSES[@]}"; do
@@ -451,14 +460,7 @@ else
                 TS_FUZZ_TAG=${TS_FUZZ_TAG:-}j$j
                 export TS_FUZZ_TAG
                 DBP=ts_fuzz_$TS_FUZZ_TAG
-                if [[ $W == sqlite ]]; then
-                    SQLITE_DB=${TS_SQLITE_DB%.sqlite}_$DBP.sqlite
-                    rm -f "$SQLITE_DB"
-                    sqlite3 "$SQLITE_DB" 'PRAGMA user_version = 0' &&
-                        chown --reference="$TS_SQLITE_DB" "$SQLITE_DB" 2>/dev/null
-                fi
                 run_warehouse $((FIRST + j - 1)) "$JOBS"
-                [[ $W != sqlite || -n ${TS_FUZZ_KEEP:-} ]] || rm -f "$SQLITE_DB"
             ) >"$TMP/out.$W.$j" 2>&1 &
             pids+=($!)
         done
