@@ -76,6 +76,9 @@ JOBS=${TS_FUZZ_JOBS:-1}
 DBP=ts_fuzz${TS_FUZZ_TAG:+_$TS_FUZZ_TAG}
 LOG=${TS_FUZZ_LOG:-/dev/null}
 export PGTZ=UTC
+# the server's own psql, not Debian's wrapper (a Perl start for every call)
+PSQL=psql
+[[ -x ${TS_PG_BIN:-}/psql ]] && PSQL=$TS_PG_BIN/psql
 
 n=0
 failed=0
@@ -88,13 +91,13 @@ TMP=$(mktemp -d)
 echo "# seed $SEED (replay: TS_FUZZ_SEED=$SEED TS_FUZZ_TABLES=$TABLES TS_FUZZ_FIRST=$FIRST${TS_FUZZ_KNOWN:+ TS_FUZZ_KNOWN=$TS_FUZZ_KNOWN} prove -v test/warehouses/fuzz.t)"
 [[ -n $TS_FUZZ_KNOWN ]] && echo "# value classes left out (TS_FUZZ_KNOWN): $TS_FUZZ_KNOWN"
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "${DBP}_$W" "$@"; }
+q() { "$PSQL" -X -q -At -v ON_ERROR_STOP=1 -d "${DBP}_$W" "$@"; }
 
 wh() {
     case $W in
         postgresql)
             PGOPTIONS="-c client_min_messages=warning" \
-                psql -X -q -At -F $'\t' -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh ;;
+                "$PSQL" -X -q -At -F $'\t' -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh ;;
         mariadb)
             mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" \
                 -uroot -N -B wh ;;
@@ -129,12 +132,12 @@ ch() {
 }
 
 # the server must never crash: its start time, and its log from where this run began
-START=$(psql -X -At -d postgres -c "SELECT pg_postmaster_start_time()")
+START=$("$PSQL" -X -At -d postgres -c "SELECT pg_postmaster_start_time()")
 DEST_LOG=${TS_DIR:-${TS_CI_DIR:-}}/dest.log
 LOG_FROM=$( [[ -f $DEST_LOG ]] && stat -c %s "$DEST_LOG" || echo 0)
 crashed() {
     local now
-    now=$(psql -X -At -d postgres -c "SELECT pg_postmaster_start_time()" 2>&1)
+    now=$("$PSQL" -X -At -d postgres -c "SELECT pg_postmaster_start_time()" 2>&1)
     [[ $now != "$START" ]] && { echo "the server restarted: started $START, now $now"; return 0; }
     if [[ -f $DEST_LOG ]] &&
         tail -c +$((LOG_FROM + 1)) "$DEST_LOG" | grep -E -m 3 'terminated by signal|TRAP:|server process .* was terminated'; then
@@ -144,7 +147,7 @@ crashed() {
 }
 
 setup_db() {
-    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" \
+    "$PSQL" -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" \
         -c "CREATE DATABASE ${DBP}_$W" >/dev/null
     q <<SQL
 SET client_min_messages = warning;
@@ -429,7 +432,7 @@ run_warehouse() {
     echo "# $W${TS_FUZZ_TAG:+ ($TS_FUZZ_TAG)}: $count tables from $first, $bad failed, in $(elapsed "$began") s; runs: $(q -c "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status)
                             FROM (SELECT status, count(*) AS n FROM treble_sync.runs GROUP BY status) s")"
     [[ -n ${TS_FUZZ_KEEP:-} ]] ||
-        psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" >/dev/null
+        "$PSQL" -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" >/dev/null
     [[ $SQLITE_DB == "${TS_SQLITE_DB:-}" || -n ${TS_FUZZ_KEEP:-} ]] || rm -f "$SQLITE_DB"
 }
 
