@@ -667,12 +667,15 @@ def make(d, seed, table, wh):
                 st.append(('insert', dict(nr)))
             else:
                 cands = [r for r in live if r['sane']]
-                if check == 'rows':
+                if check == 'rows' or key.kind in ('num', 'numv'):
                     # not a row of a key that keeps an older row with no
-                    # event (outside every hot window): under 'rows' the
-                    # key would leave the copy until the warehouse writes
-                    # it again (docs/limits.md, "Duplicate keys across the
-                    # window edge"); under 'keys' the older row returns
+                    # event (outside every hot window): under 'rows', and
+                    # under 'keys' with a numeric key (which cannot be sent
+                    # back, so the window is pulled whole: docs/design.md,
+                    # "Checking the hot window"), the key would leave the
+                    # copy until the warehouse writes it again
+                    # (docs/limits.md, "Duplicate keys across the window
+                    # edge"); under 'keys' otherwise the older row returns
                     def lone(r):
                         i = g.key_ident(key.kind, r['k'])
                         return not any(o is not r and o['k'] is not None and not o['sane']
