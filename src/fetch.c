@@ -330,7 +330,7 @@ FetchNextBlock(FetchBlock *b)
 	CHECK_FOR_INTERRUPTS();
 
 	b->nrows = 0;
-	OdbcBeginRemoteCall(b->stmt);
+	OdbcBeginRemoteCall(b->conn, b->stmt);
 	rc = SQLFetch(b->stmt);
 	OdbcEndRemoteCall();
 	if (rc == SQL_NO_DATA)
@@ -375,7 +375,7 @@ read_whole_restarting(FetchBlock *b, int col, SQLSMALLINT c_type)
 		size_t		need;
 
 		CHECK_FOR_INTERRUPTS();
-		OdbcBeginRemoteCall(b->stmt);
+		OdbcBeginRemoteCall(b->conn, b->stmt);
 		rc = SQLGetData(b->stmt, col + 1, c_type, b->whole, (SQLLEN) b->whole_size, &ind);
 		OdbcEndRemoteCall();
 		OdbcCheck(b->conn, rc, SQL_HANDLE_STMT, b->stmt, "reading a value from the warehouse");
@@ -436,7 +436,7 @@ read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
 		SQLRETURN	rc;
 
 		CHECK_FOR_INTERRUPTS();
-		OdbcBeginRemoteCall(b->stmt);
+		OdbcBeginRemoteCall(b->conn, b->stmt);
 		rc = SQLGetData(b->stmt, col + 1, c_type, b->whole + len, room, &ind);
 		OdbcEndRemoteCall();
 		if (rc == SQL_NO_DATA)
@@ -565,7 +565,7 @@ FetchNextRow(OdbcConn *conn, SQLHSTMT stmt)
 {
 	SQLRETURN	rc;
 
-	OdbcBeginRemoteCall(stmt);
+	OdbcBeginRemoteCall(conn, stmt);
 	rc = SQLFetch(stmt);
 	OdbcEndRemoteCall();
 	if (rc == SQL_NO_DATA)

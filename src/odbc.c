@@ -1119,7 +1119,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 	}
 
 	wsql = OdbcUtf8ToWide(sql, NULL);
-	OdbcBeginRemoteCall(stmt);
+	OdbcBeginRemoteCall(conn, stmt);
 	rc = SQLExecDirectW(stmt, wsql, SQL_NTS);
 	OdbcEndRemoteCall();
 	if (!SQL_SUCCEEDED(rc) && rc != SQL_NO_DATA)
@@ -1237,15 +1237,25 @@ OdbcCancelRemoteCall(void)
 }
 
 /*
- * Mark stmt as the one a cancel stops, around a call that may wait on the
- * warehouse.  A cancel that arrived just before is honoured at once.
+ * Mark stmt of conn as the one a cancel stops, around a call that may wait
+ * on the warehouse.  A cancel that arrived just before is honoured at once.
+ *
+ * Not the SQLite driver's: its SQLCancel, on anything but Windows, also
+ * closes the statement (frees its result) without a lock, so from the
+ * cancel thread it freed the rows SQLGetData was copying in the main
+ * thread (a reader terminated by its worker died of a segmentation fault
+ * there).  Its calls read a local file and return on their own; the
+ * cancel is seen by the next CHECK_FOR_INTERRUPTS().
  */
 void
-OdbcBeginRemoteCall(SQLHSTMT stmt)
+OdbcBeginRemoteCall(OdbcConn *conn, SQLHSTMT stmt)
 {
 	if (cancel_pipe[0] < 0)
 		return;
+	Assert(conn != NULL);
 	CHECK_FOR_INTERRUPTS();
+	if (conn->family == DRIVER_SQLITE)
+		return;
 	pthread_mutex_lock(&cancel_lock);
 	cancel_target = stmt;
 	pthread_mutex_unlock(&cancel_lock);

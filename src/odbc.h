@@ -90,7 +90,7 @@ extern bool OdbcDeclaredSizesHold(OdbcConn *conn);
 extern const char *OdbcDriverDescription(OdbcConn *conn);
 extern void OdbcEnableCancel(void);
 extern void OdbcCancelRemoteCall(void);
-extern void OdbcBeginRemoteCall(SQLHSTMT stmt);
+extern void OdbcBeginRemoteCall(OdbcConn *conn, SQLHSTMT stmt);
 extern void OdbcEndRemoteCall(void);
 extern bool OdbcTimestampsAsText(OdbcConn *conn);
 

@@ -42,6 +42,11 @@
 #                   long run's tally)
 #   TS_FUZZ_TAG     a word that keeps this run's databases and warehouse
 #                   tables apart from another run's at the same time
+#   TS_FUZZ_JOBS    tables of each warehouse run at once (1): job j of J
+#                   takes the tables T with T % J == j - 1, in a database,
+#                   warehouse table names (tag jJ) and SQLite file of its
+#                   own; every warehouse's jobs run at the same time
+#   (a tagged run writes a SQLite file of its own too)
 #   TS_WAREHOUSES   which warehouses (postgresql mariadb sqlite clickhouse)
 #
 # Replay one table: TS_FUZZ_SEED=N TS_FUZZ_FIRST=T TS_FUZZ_TABLES=1
@@ -66,10 +71,14 @@ PENDING=
 TS_FUZZ_KNOWN=${TS_FUZZ_KNOWN-$PENDING}
 [[ $TS_FUZZ_KNOWN == none ]] && TS_FUZZ_KNOWN=
 export TS_FUZZ_KNOWN
+JOBS=${TS_FUZZ_JOBS:-1}
 # another run at once (TS_FUZZ_TAG=x): its own databases and warehouse tables
 DBP=ts_fuzz${TS_FUZZ_TAG:+_$TS_FUZZ_TAG}
 LOG=${TS_FUZZ_LOG:-/dev/null}
 export PGTZ=UTC
+# the server's own psql, not Debian's wrapper (a Perl start for every call)
+PSQL=psql
+[[ -x ${TS_PG_BIN:-}/psql ]] && PSQL=$TS_PG_BIN/psql
 
 n=0
 failed=0
@@ -82,30 +91,53 @@ TMP=$(mktemp -d)
 echo "# seed $SEED (replay: TS_FUZZ_SEED=$SEED TS_FUZZ_TABLES=$TABLES TS_FUZZ_FIRST=$FIRST${TS_FUZZ_KNOWN:+ TS_FUZZ_KNOWN=$TS_FUZZ_KNOWN} prove -v test/warehouses/fuzz.t)"
 [[ -n $TS_FUZZ_KNOWN ]] && echo "# value classes left out (TS_FUZZ_KNOWN): $TS_FUZZ_KNOWN"
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "${DBP}_$W" "$@"; }
+q() { "$PSQL" -X -q -At -v ON_ERROR_STOP=1 -d "${DBP}_$W" "$@"; }
 
 wh() {
     case $W in
         postgresql)
             PGOPTIONS="-c client_min_messages=warning" \
-                psql -X -q -At -F $'\t' -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh ;;
+                "$PSQL" -X -q -At -F $'\t' -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh ;;
         mariadb)
             mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" \
                 -uroot -N -B wh ;;
         sqlite)
-            sqlite3 -batch -bail -noheader -separator $'\t' "$TS_SQLITE_DB" ;;
+            sqlite3 -batch -bail -noheader -separator $'\t' "$SQLITE_DB" ;;
         clickhouse)
-            python3 "$HERE/clickhouse_sql.py" ;;
+            ch ;;
     esac
 }
 
+# SQL on stdin to the ClickHouse warehouse's HTTP interface, one statement
+# (ending in ";" at the end of a line, as fuzz_gen.py writes them) at a
+# time, printing each result: clickhouse_sql.py's settings, through curl,
+# which starts many times faster than Python on a busy machine
+CH_URL="http://127.0.0.1:${TS_CLICKHOUSE_PORT:-0}/?database=wh&mutations_sync=2&lightweight_deletes_sync=2&default_table_engine=MergeTree&create_table_empty_primary_key_by_default=1&output_format_tsv_crlf_end_of_line=0"
+ch() {
+    local d f code
+    d=$(mktemp -d "$TMP/ch.XXXXXX")
+    LC_ALL=C awk -v d="$d" 'BEGIN { RS = ";\n" } /[^ \t\n]/ { n++; printf "%s", $0 > (d "/" sprintf("%06d", n)); close(d "/" sprintf("%06d", n)) }'
+    for f in "$d"/0*; do
+        [[ -f $f ]] || continue
+        code=$(curl -sS -o "$d/out" -w '%{http_code}' --data-binary @"$f" "$CH_URL" 2>&1)
+        if [[ $code != 200 ]]; then
+            echo "clickhouse: $code $(head -c 2000 "$d/out" 2>/dev/null)" >&2
+            echo "  in: $(head -c 300 "$f")" >&2
+            rm -rf "$d"
+            return 1
+        fi
+        cat "$d/out"
+    done
+    rm -rf "$d"
+}
+
 # the server must never crash: its start time, and its log from where this run began
-START=$(psql -X -At -d postgres -c "SELECT pg_postmaster_start_time()")
+START=$("$PSQL" -X -At -d postgres -c "SELECT pg_postmaster_start_time()")
 DEST_LOG=${TS_DIR:-${TS_CI_DIR:-}}/dest.log
 LOG_FROM=$( [[ -f $DEST_LOG ]] && stat -c %s "$DEST_LOG" || echo 0)
 crashed() {
     local now
-    now=$(psql -X -At -d postgres -c "SELECT pg_postmaster_start_time()" 2>&1)
+    now=$("$PSQL" -X -At -d postgres -c "SELECT pg_postmaster_start_time()" 2>&1)
     [[ $now != "$START" ]] && { echo "the server restarted: started $START, now $now"; return 0; }
     if [[ -f $DEST_LOG ]] &&
         tail -c +$((LOG_FROM + 1)) "$DEST_LOG" | grep -E -m 3 'terminated by signal|TRAP:|server process .* was terminated'; then
@@ -115,7 +147,7 @@ crashed() {
 }
 
 setup_db() {
-    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" \
+    "$PSQL" -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" \
         -c "CREATE DATABASE ${DBP}_$W" >/dev/null
     q <<SQL
 SET client_min_messages = warning;
@@ -127,6 +159,8 @@ DECLARE
                                            WHEN 'clickhouse' THEN 'treble_test.clickhouse_odbc'
                                            ELSE 'treble_test.wh_odbc' END);
 BEGIN
+    -- a job's own SQLite file (TS_FUZZ_JOBS)
+    conn := replace(conn, 'Database=$TS_SQLITE_DB', 'Database=$SQLITE_DB');
     EXECUTE format('CREATE SERVER w FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)', conn);
     IF '$W' IN ('sqlite', 'clickhouse') THEN
         CREATE USER MAPPING FOR CURRENT_USER SERVER w;
@@ -221,10 +255,12 @@ SQL
 
 # one table; its TAP line, with diagnostics; returns 1 when it failed
 run_table() {
-    local t=$1 GEN=$TMP/$W/$1 problems=() clean=1 any_failed=0 out run status err wm0 wm1 d0 d1 i replay
+    local t=$1 GEN=$TMP/$W/$1 problems=() clean=1 any_failed=0 out res status err wm0 wm1 d0 d1 i replay
+    local began=$EPOCHREALTIME
     mkdir -p "$GEN"
-    replay="TS_FUZZ_SEED=$SEED TS_FUZZ_FIRST=$t TS_FUZZ_TABLES=1 TS_WAREHOUSES=$W${TS_FUZZ_KNOWN:+ TS_FUZZ_KNOWN=$TS_FUZZ_KNOWN}"
-    if ! python3 "$HERE/fuzz_gen.py" "$GEN" "$SEED" "$t" "$W"; then
+    replay="TS_FUZZ_SEED=$SEED TS_FUZZ_FIRST=$t TS_FUZZ_TABLES=1 TS_WAREHOUSES=$W${TS_FUZZ_KNOWN:+ TS_FUZZ_KNOWN=$TS_FUZZ_KNOWN}${TS_FUZZ_TAG:+ TS_FUZZ_TAG=$TS_FUZZ_TAG}"
+    # (run_warehouse makes the tables' files ahead, many in one process)
+    if [[ ! -f $GEN/meta.env ]] && ! python3 "$HERE/fuzz_gen.py" "$GEN" "$SEED" "$t" "$W"; then
         nok "$W table $t: the test could not make the table"
         return 1
     fi
@@ -232,18 +268,22 @@ run_table() {
     # shellcheck disable=SC1091
     source "$GEN/meta.env"
     problem() { problems+=("$1"); echo "$W table $t: $1 ($replay)" >>"$LOG"; }
-    if ! out=$(wh <"$GEN/wh_create.sql" 2>&1) || [[ -n $out ]]; then
-        nok "$W table $t: the warehouse took the table"; sed 's/^/#   /' <<<"${out:0:2000}"
+    if ! out=$(cat "$GEN/wh_create.sql" "$GEN/wh_step0.sql" | wh 2>&1) || [[ -n $out ]]; then
+        nok "$W table $t: the warehouse took the table and its rows"; sed 's/^/#   /' <<<"${out:0:2000}"
         return 1
     fi
-    # compare the copy with the warehouse; sets clean=0 when anything was not exact
-    compare() {
-        local what=$1 res verdict
-        if ! wh <"$GEN/wh_dump.sql" >"$GEN/wh.tsv" 2>"$GEN/wh.err"; then
-            problem "$what: could not read the warehouse: $(head -c 300 "$GEN/wh.err")"
-            return
-        fi
-        res=$(q -F $'\t' -f "$GEN/compare.sql" 2>&1)
+    # the warehouse's rows, read back with its own client into wh.tsv
+    # (before a cycle: the cycle does not change them)
+    dump() {
+        wh <"$GEN/wh_dump.sql" >"$GEN/wh.tsv" 2>"$GEN/wh.err" && return 0
+        problem "$1: could not read the warehouse: $(head -c 300 "$GEN/wh.err")"
+        : >"$GEN/wh.tsv"
+        return 1
+    }
+    # the verdict of compare.sql (its output in res); sets clean=0 when
+    # anything was not exact
+    verdict() {
+        local what=$1 res=$2 verdict
         verdict=$(grep '^VERDICT' <<<"$res")
         if [[ $verdict != VERDICT$'\t'ok$'\t'* ]]; then
             problem "$what: a value changed silently: $(cut -f3 <<<"$verdict")"
@@ -253,35 +293,58 @@ run_table() {
             clean=0
         fi
     }
+    # one session: the watermark and the copy's digest, the call, both
+    # again, and compare.sql; the lines WM, DG, RUN, WM, DG, then compare's
+    session() {
+        local call=$1 wmq="SELECT 'WM', coalesce(watermark, 'none') FROM treble_sync.tables WHERE name = '$NAME'"
+        q -F $'\t' -c "$wmq" -f "$GEN/digest.sql" \
+            -c "SELECT 'RUN', status, coalesce(replace(split_part(error, E'\n', 1), E'\t', ' '), '') FROM $call" \
+            -c "$wmq" -f "$GEN/digest.sql" -f "$GEN/compare.sql" 2>"$GEN/q.err"
+    }
+    # compare.sql's output ($1) says the warehouse has no row with a cursor
+    nothing() {
+        [[ $(grep '^VERDICT' <<<"$1") == *", 0 rows without a key the copy can hold, "*", 0 rows compared"* ]]
+    }
+    # the fields of a session's output: wm0 d0 status err wm1 d1, res (compare's)
+    parse() {
+        local l
+        wm0='' d0='' status='' err='' wm1='' d1='' res=''
+        while IFS= read -r l; do
+            case $l in
+                WM$'\t'*) if [[ -z $status ]]; then wm0=${l#*$'\t'}; else wm1=${l#*$'\t'}; fi ;;
+                DG$'\t'*) if [[ -z $status ]]; then d0=${l#*$'\t'}; else d1=${l#*$'\t'}; fi ;;
+                RUN$'\t'*) l=${l#*$'\t'}; status=${l%%$'\t'*}; err=${l#*$'\t'} ;;
+                *) res+=$l$'\n' ;;
+            esac
+        done <<<"$1"
+    }
     sync() {
-        local what=$1
-        wm0=$(q -c "SELECT coalesce(watermark, 'none') FROM treble_sync.tables WHERE name = '$NAME'")
-        d0=$(q -f "$GEN/digest.sql")
-        run=$(q -F $'\t' -c "SELECT status, coalesce(replace(split_part(error, E'\n', 1), E'\t', ' '), '')
-                              FROM treble_sync.sync_table('$NAME')" 2>&1)
-        status=${run%%$'\t'*}
-        err=${run#*$'\t'}
+        local what=$1 out
+        dump "$what"
+        out=$(session "treble_sync.sync_table('$NAME')")
+        parse "$out"
         if [[ $status == failed ]]; then
             clean=0
             any_failed=1
-            wm1=$(q -c "SELECT coalesce(watermark, 'none') FROM treble_sync.tables WHERE name = '$NAME'")
-            d1=$(q -f "$GEN/digest.sql")
             echo "$W table $t: $what failed: $err" >>"$LOG.failed"
             echo "#   ($what failed: ${err:0:200})"
             [[ $wm0 == "$wm1" && $d0 == "$d1" ]] ||
                 problem "$what failed and applied something: watermark $wm0 -> $wm1, copy changed: $([[ $d0 != "$d1" ]] && echo yes || echo no) ($err)"
+        elif [[ $status == empty ]] && nothing "$res"; then
+            # the warehouse holds no row a cut may take: the cycle does
+            # nothing and the copy keeps its rows (docs/limits.md, "Empty
+            # warehouse table")
+            clean=0
+            [[ $wm0 == "$wm1" && $d0 == "$d1" ]] ||
+                problem "$what on an empty warehouse table applied something: watermark $wm0 -> $wm1, copy changed: $([[ $d0 != "$d1" ]] && echo yes || echo no)"
         elif [[ $status == success || $status == empty ]]; then
-            compare "$what"
+            verdict "$what" "$res"
         else
-            problem "$what: sync_table: ${run:0:300}"
+            problem "$what: sync_table: $(head -c 300 "$GEN/q.err") ${out:0:300}"
             clean=0
         fi
     }
 
-    if ! out=$(wh <"$GEN/wh_step0.sql" 2>&1) || [[ -n $out ]]; then
-        nok "$W table $t: the warehouse took the rows"; sed 's/^/#   /' <<<"${out:0:2000}"
-        return 1
-    fi
     if ! out=$(q -f "$GEN/add.sql" 2>&1); then
         # a registration refused loudly changes nothing: noted, not a failure
         echo "#   (add_table refused: $(grep -m1 ERROR <<<"$out" | sed 's/.*ERROR: *//' | head -c 200))"
@@ -305,26 +368,26 @@ run_table() {
         fi
         [[ $out == *ERROR* && $out != *bad\ row* && $out != *cannot* ]] && problem "verify: ${out:0:300}"
         # repair of a day: the copy stays equal (or the run fails and applies nothing)
-        d0=$(q -f "$GEN/digest.sql")
-        run=$(q -F $'\t' -c "SELECT status, coalesce(replace(split_part(error, E'\n', 1), E'\t', ' '), '')
-                              FROM treble_sync.repair('$NAME', '$REPAIR_DAY')" 2>&1)
-        if [[ ${run%%$'\t'*} == failed ]]; then
-            d1=$(q -f "$GEN/digest.sql")
-            echo "#   (repair failed: ${run#*$'\t'})"
-            [[ $d0 == "$d1" ]] || problem "repair failed and changed the copy: ${run:0:300}"
-        elif [[ $any_failed == 1 ]]; then
+        dump "repair of $REPAIR_DAY"
+        out=$(session "treble_sync.repair('$NAME', '$REPAIR_DAY')")
+        parse "$out"
+        if [[ $status == failed ]]; then
+            echo "#   (repair failed: $err)"
+            [[ $d0 == "$d1" ]] || problem "repair failed and changed the copy: ${err:0:300}"
+        elif [[ $any_failed == 1 ]] || nothing "$res"; then
             # after a failed cycle the copy lacks what that cycle would
-            # have brought: repair of one day cannot be compared whole
+            # have brought, and a warehouse table with no row left keeps
+            # the copy's rows: repair of one day cannot be compared whole
             :
-        elif [[ ${run%%$'\t'*} == success || ${run%%$'\t'*} == empty ]]; then
+        elif [[ $status == success || $status == empty ]]; then
             local before=$clean
-            compare "repair of $REPAIR_DAY"
+            verdict "repair of $REPAIR_DAY" "$res"
             if [[ $before == 1 && $clean == 1 ]]; then
                 out=$(q -F ' ' -c "SELECT count(*) FILTER (WHERE NOT match), count(*) FROM treble_sync.verify('$NAME')" 2>&1)
                 [[ $out == "0 "* ]] || problem "verify after repair: ${out:0:300} (days wrong, days)"
             fi
         else
-            problem "repair: ${run:0:300}"
+            problem "repair: $(head -c 300 "$GEN/q.err") ${out:0:300}"
         fi
         # (after a failed cycle, repair moved the copy past the watermark's state)
         if [[ $HISTORY == 1 && $any_failed == 0 && $(q -c "SELECT watermark IS NOT NULL FROM treble_sync.tables WHERE name = '$NAME'") == t ]]; then
@@ -338,7 +401,7 @@ run_table() {
     fi
     [[ -n ${TS_FUZZ_KEEP:-} ]] || wh <<<"DROP TABLE IF EXISTS $(sed -n 's/^DROP TABLE IF EXISTS \(.*\);$/\1/p' "$GEN/wh_create.sql");" >/dev/null 2>&1
     local label
-    label="$W table $t ($POLICY, $CHECK$( ((HISTORY)) && echo ', history'), $CYCLES cycles: $SUMMARY)"
+    label="$W table $t ($POLICY, $CHECK$( ((HISTORY)) && echo ', history'), $CYCLES cycles: $SUMMARY; $(elapsed "$began") s)"
     if ((${#problems[@]} == 0)); then
         ok "$label"
         [[ -n ${TS_FUZZ_KEEP:-} ]] || rm -rf "$GEN"
@@ -350,26 +413,90 @@ run_table() {
     return 1
 }
 
-for W in "${WAREHOUSES[@]}"; do
-    if [[ $W == mariadb && -z ${TS_MARIADB_PORT:-} ]]; then
-        nok "mariadb: no MariaDB warehouse was started (install mariadb-server)"; continue
+# seconds since $1 (an EPOCHREALTIME), to the tenth
+elapsed() {
+    local a=${1/[.,]/} b=${EPOCHREALTIME/[.,]/}
+    local d=$(((b - a) / 100000))
+    echo "$((d / 10)).$((d % 10))"
+}
+
+# the tables T of warehouse W with T % step == first % step, from first
+run_warehouse() {
+    local first=$1 step=$2 t bad=0 count=0 began=$EPOCHREALTIME
+    # a tagged run (or job) writes a SQLite file of its own
+    SQLITE_DB=${TS_SQLITE_DB:-}
+    if [[ $W == sqlite && -n ${TS_FUZZ_TAG:-} ]]; then
+        SQLITE_DB=${TS_SQLITE_DB%.sqlite}_$DBP.sqlite
+        rm -f "$SQLITE_DB"
+        sqlite3 "$SQLITE_DB" 'PRAGMA user_version = 0' &&
+            chown --reference="$TS_SQLITE_DB" "$SQLITE_DB" 2>/dev/null
     fi
-    if [[ $W == clickhouse && -z ${TS_CLICKHOUSE_PORT:-} ]]; then
-        nok "clickhouse: no ClickHouse warehouse was started (run .ci/clickhouse setup as root)"; continue
-    fi
-    started=$SECONDS
     setup_db
-    bad=0
-    for ((t = FIRST; t < FIRST + TABLES; t++)); do
+    for ((t = first; t < FIRST + TABLES; t += step)); do
+        # the files of the next 20 tables, in one process
+        if (((t - first) / step % 20 == 0)); then
+            mkdir -p "$TMP/$W"
+            python3 "$HERE/fuzz_gen.py" "$TMP/$W" "$SEED" "$t:$((t + 20 * step < FIRST + TABLES ? t + 20 * step : FIRST + TABLES)):$step" "$W"
+        fi
         run_table "$t" || bad=$((bad + 1))
+        count=$((count + 1))
     done
-    echo "# $W: $TABLES tables from $FIRST, $bad failed, in $((SECONDS - started)) s; runs: $(q -c "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status)
+    echo "# $W${TS_FUZZ_TAG:+ ($TS_FUZZ_TAG)}: $count tables from $first, $bad failed, in $(elapsed "$began") s; runs: $(q -c "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status)
                             FROM (SELECT status, count(*) AS n FROM treble_sync.runs GROUP BY status) s")"
-done
-for W in "${WAREHOUSES[@]}"; do
     [[ -n ${TS_FUZZ_KEEP:-} ]] ||
-        psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" >/dev/null
-done
+        "$PSQL" -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS ${DBP}_$W" >/dev/null
+    [[ $SQLITE_DB == "${TS_SQLITE_DB:-}" || -n ${TS_FUZZ_KEEP:-} ]] || rm -f "$SQLITE_DB"
+}
+
+began_all=$EPOCHREALTIME
+if ((JOBS <= 1)); then
+    for W in "${WAREHOUSES[@]}"; do
+        if [[ $W == mariadb && -z ${TS_MARIADB_PORT:-} ]]; then
+            nok "mariadb: no MariaDB warehouse was started (install mariadb-server)"; continue
+        fi
+        if [[ $W == clickhouse && -z ${TS_CLICKHOUSE_PORT:-} ]]; then
+            nok "clickhouse: no ClickHouse warehouse was started (run .ci/clickhouse setup as root)"; continue
+        fi
+        run_warehouse "$FIRST" 1
+    done
+else
+    # every warehouse's jobs at once, each printing into a file of its
+    # own; their TAP lines are numbered again here
+    pids=()
+    for W in "${WAREHOUSES[@]}"; do
+        if [[ $W == mariadb && -z ${TS_MARIADB_PORT:-} ]]; then
+            nok "mariadb: no MariaDB warehouse was started (install mariadb-server)"; continue
+        fi
+        if [[ $W == clickhouse && -z ${TS_CLICKHOUSE_PORT:-} ]]; then
+            nok "clickhouse: no ClickHouse warehouse was started (run .ci/clickhouse setup as root)"; continue
+        fi
+        for ((j = 1; j <= JOBS && FIRST + j - 1 < FIRST + TABLES; j++)); do
+            (
+                TS_FUZZ_TAG=${TS_FUZZ_TAG:-}j$j
+                export TS_FUZZ_TAG
+                DBP=ts_fuzz_$TS_FUZZ_TAG
+                run_warehouse $((FIRST + j - 1)) "$JOBS"
+            ) >"$TMP/out.$W.$j" 2>&1 &
+            pids+=($!)
+        done
+    done
+    wait "${pids[@]}"
+    for W in "${WAREHOUSES[@]}"; do
+        for ((j = 1; j <= JOBS; j++)); do
+            [[ -f $TMP/out.$W.$j ]] || continue
+            while IFS= read -r l; do
+                if [[ $l =~ ^ok\ [0-9]+\ -\ (.*)$ ]]; then
+                    ok "${BASH_REMATCH[1]}"
+                elif [[ $l =~ ^not\ ok\ [0-9]+\ -\ (.*)$ ]]; then
+                    nok "${BASH_REMATCH[1]}"
+                else
+                    echo "$l"
+                fi
+            done <"$TMP/out.$W.$j"
+        done
+    done
+fi
+echo "# $n tables in $(elapsed "$began_all") s"
 echo "# seed $SEED"
 echo "1..$n"
 exit $((failed > 0))
