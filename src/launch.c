@@ -24,6 +24,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/shm_toc.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "catalog.h"
@@ -260,6 +261,8 @@ start_worker(WorkerRun *run, bool full, Timestamp repair_day, int wait_ms)
 	run->slot->lock_timeout = treble_sync_lock_timeout;
 	run->slot->read_ahead = treble_sync_read_ahead;
 	run->slot->cursor_max_lead = treble_sync_cursor_max_lead;
+	strlcpy(run->slot->test_pause_at, GetConfigOption(TESTHOOK_SETTING, false, false),
+			sizeof(run->slot->test_pause_at));
 
 	ProcessDescribe(&bgw, "treble_sync_worker_main",
 					run->group_id ? psprintf("treble_sync cycle of group id %d", run->group_id) :

@@ -1112,6 +1112,7 @@ treble_sync_worker_main(Datum main_arg)
 					PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", slot->cursor_max_lead),
 					PGC_SUSET, PGC_S_SESSION);
+	SetConfigOption(TESTHOOK_SETTING, slot->test_pause_at, PGC_SUSET, PGC_S_SESSION);
 
 	if (slot->group_id != 0)
 	{

@@ -27,6 +27,7 @@
 
 #include "lockwait.h"
 #include "progress.h"
+#include "testhook.h"
 #include "treble_sync.h"
 
 /*
@@ -51,6 +52,7 @@ typedef struct WorkerSlot
 	int			lock_timeout;
 	bool		read_ahead;
 	int			cursor_max_lead;
+	char		test_pause_at[TESTHOOK_PHASE_LEN];	/* testhook.c */
 	int64		run_id;			/* set by the worker once its run row exists
 								 * (of a group: its group run) */
 	bool		blocked_by_caller;	/* set by the caller before it stops the worker */
