@@ -15,11 +15,8 @@ set -u
 
 DB=slots
 N=24
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   got: $2"; echo "#   expected: $3"; fi; }
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 q()   { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 lite() { $TS_AS_PG sqlite3 -batch "$TS_SQLITE_DB"; }
 # stop and start again, logging to dest.log as before: later suites read it

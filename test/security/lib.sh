@@ -9,8 +9,6 @@
 
 set -u
 
-n=0
-failed=0
 SECRETS=("$TS_WH_PASSWORD")
 
 # replace every secret the script knows of (SECRETS) by <secret>
@@ -21,15 +19,10 @@ redact() {
     done
     printf '%s' "$s"
 }
-diag() { redact "$*" | head -c 2000 | sed 's/^/#   /'; echo; }
-ok()   { n=$((n + 1)); echo "ok $n - $1"; }
-nok()  { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-skip() { n=$((n + 1)); echo "ok $n # skip $1"; }
-# a known hole, reported without failing the suite
-todo() { n=$((n + 1)); if [[ $2 == pass ]]; then echo "ok $n - $1 # TODO $3"; else echo "not ok $n - $1 # TODO $3"; fi; }
-# check NAME EXPECTED ACTUAL
 # shellcheck source=../tap.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+# diagnostics with every secret replaced (tap.sh's diag, redacted)
+diag() { redact "$*" | head -c 2000 | sed 's/^/#   /'; echo; }
 
 # run SQL (stdin or -c ...) in $DB as a role (login), tuples only; fails on
 # the first error

@@ -14,13 +14,8 @@
 # sourced. Prints TAP.
 
 set -u
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() {
-    if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   expected: $2"; echo "#        got: $3"; fi
-}
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 DB=ts_attack_bytes
 q()  { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \

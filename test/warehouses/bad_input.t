@@ -30,21 +30,8 @@
 
 set -u
 
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-# check NAME EXPECTED ACTUAL
-check() {
-    if [[ $2 == "$3" ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        echo "#   expected: $2"
-        echo "#        got: $3"
-    fi
-}
-
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 DB=ts_bad_input
 q()  { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 wh() { sqlite3 -batch "$TS_SQLITE_DB"; }

@@ -20,14 +20,8 @@
 # sourced. Prints TAP.
 
 set -u
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() {
-    if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   expected: $2"; echo "#        got: $3"; fi
-}
-
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 if [[ -z ${TS_CLICKHOUSE_PORT:-} ]]; then
     echo "1..0 # SKIP no ClickHouse warehouse"
     exit 0

@@ -71,10 +71,8 @@ DBP=ts_fuzz${TS_FUZZ_TAG:+_$TS_FUZZ_TAG}
 LOG=${TS_FUZZ_LOG:-/dev/null}
 export PGTZ=UTC
 
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 TMP=$(mktemp -d)
 [[ -n ${TS_FUZZ_KEEP:-} ]] || trap 'rm -rf "$TMP"' EXIT
