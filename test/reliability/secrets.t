@@ -12,10 +12,8 @@ set -u
 
 DB=secrets
 PW=$TS_WH_PASSWORD
-# shellcheck source=../tap.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
-q()    { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-whq()  { psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@"; }
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # how many times the password occurs in a file (0 if it does not exist)
 occurrences() { if [[ -f $1 ]]; then grep -cF -- "$PW" "$1"; else echo 0; fi; }
 
@@ -27,19 +25,8 @@ trap restore_logging EXIT
 
 echo "1..8"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
-q <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION treble_sync;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER wh FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L, max_retries %L)',
-                   current_setting('treble_test.wh_odbc'), '0');
-    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER wh OPTIONS (user %L, password %L)',
-                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
-END
-$$;
-SQL
+setup_db
+q -c "ALTER SERVER wh OPTIONS (ADD max_retries '0')"
 whq -c "DROP TABLE IF EXISTS secret_sends" \
     -c "CREATE TABLE secret_sends (id int PRIMARY KEY, v text, synced_at timestamp)" \
     -c "INSERT INTO secret_sends SELECT g, 'v' || g, '2026-11-28' FROM generate_series(1, 100) g"
