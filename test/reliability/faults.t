@@ -38,8 +38,8 @@ CALLERS=()              # every one started, for the cleanup
 # ---------------------------------------------------------------------------
 # TAP
 
-# shellcheck source=../tap.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"   # tap.sh, and holding a cycle at a phase
 NTESTS=65
 plan $NTESTS
 
@@ -77,7 +77,7 @@ trap 'exit 130' INT TERM
 
 # Start a cycle in the background, the way a scheduler's session would, and
 # wait (up to 10 s) until its session is connected. With a phase, the
-# cycle waits as it enters it while hold_cycle's lock is held.
+# cycle waits as it enters it while hold_cycle's lock is held (lib.sh).
 start_cycle() {     # start_cycle [PHASE]
     local pause=()
     [[ -n ${1:-} ]] && pause=(-c "SET treble_sync.test_pause_at = '$1'")
@@ -114,36 +114,6 @@ wait_pulling() {
                    WHERE table_name = '$TAB' AND phase = 'pulling' AND rows_read >= $1),
                   CASE WHEN NOT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'fault_caller')
                        THEN '' END)" 30
-}
-
-# Hold the lock a cycle started with a phase waits for there
-# (pg_advisory_lock(table_id), see treble_sync.test_pause_at), in a session
-# of its own until release_cycle; 1 if it could not take it in 10 s.
-hold_cycle() {
-    local line
-    coproc HOLDER { "$PSQL" -X -At -q -d "$DB"; }
-    CALLERS+=("$HOLDER_PID")
-    echo "SELECT 'held' FROM treble_sync.tables WHERE name = '$TAB' AND pg_advisory_lock(table_id) IS NOT NULL;" \
-        >&"${HOLDER[1]}"
-    read -r -t 10 line <&"${HOLDER[0]}"
-    [[ $line == held ]]
-}
-
-# End the session of hold_cycle (it may be gone already), which lets a held
-# cycle go on.
-release_cycle() {
-    local pid=$HOLDER_PID
-    eval "exec ${HOLDER[1]}>&-"
-    wait "$pid" 2>/dev/null
-    return 0
-}
-
-# Wait until the cycle waits at phase $1 for hold_cycle's lock; prints
-# "run_id|worker_pid", or nothing if it did not get there in 60 s.
-wait_held() {
-    wait_for "SELECT p.run_id || '|' || p.worker_pid FROM treble_sync.progress p
-              JOIN pg_locks l ON l.pid = p.worker_pid AND l.locktype = 'advisory' AND NOT l.granted
-              WHERE p.table_name = '$TAB' AND p.phase = '$1'"
 }
 
 # The copy and the warehouse table, fingerprinted the same way on both sides.
@@ -379,9 +349,9 @@ dest -c "ALTER SERVER $SERVER OPTIONS (SET max_retries '0')"
 HELD='refreshing the hot window'
 change_batch
 before
-hold_cycle
+hold_cycle "$TAB" && CALLERS+=("$HOLDER_PID")
 start_cycle "$HELD"
-prog=$(wait_held "$HELD")
+prog=$(wait_held "$TAB" "$HELD")
 IFS='|' read -r run_id wpid <<<"$prog"
 tap "$([[ -n $prog ]]; echo $?)" "c: the cycle is held after its merge, at the phase '$HELD'"
 killed=$(dest -c "SELECT pg_terminate_backend(${wpid:-0})")
@@ -401,9 +371,9 @@ converge "c"
 
 change_batch
 before
-hold_cycle
+hold_cycle "$TAB" && CALLERS+=("$HOLDER_PID")
 start_cycle "$HELD"
-prog=$(wait_held "$HELD")
+prog=$(wait_held "$TAB" "$HELD")
 IFS='|' read -r run_id wpid <<<"$prog"
 pg_ctl_as stop -D "$TS_DEST_PGDATA" -m immediate -w >/dev/null
 stopped=$?
