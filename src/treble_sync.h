@@ -49,6 +49,7 @@
  *	             redact.c/h     warehouse values kept out of errors and logs
  *	             option.c/h     server and user-mapping options, the connection string
  *	             treble_sync.c  module entry point and settings
+ *	             testhook.c/h   for tests: holding a cycle at a phase
  *	             compat.h       the server API of each PostgreSQL major (15 to 18)
  *
  *-------------------------------------------------------------------------
