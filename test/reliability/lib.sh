@@ -37,9 +37,10 @@ release_cycle() {
     return 0
 }
 
-# wait_held TABLE PHASE: wait (up to 60 s) until a cycle of TABLE waits for
-# hold_cycle's lock at PHASE; prints "run_id|worker_pid", or nothing if it
-# did not get there.
+# wait_held TABLE PHASE: wait until a cycle of TABLE waits for hold_cycle's
+# lock at PHASE; prints "run_id|worker_pid", or nothing if it did not get
+# there in 300 s (a hang: on a loaded machine a cycle may take a minute to
+# reach its merge).
 wait_held() {
     local held="SELECT p.run_id || '|' || p.worker_pid FROM treble_sync.progress p
                 JOIN pg_locks l ON l.pid = p.worker_pid AND l.locktype = 'advisory' AND NOT l.granted
@@ -47,7 +48,7 @@ wait_held() {
     q <<SQL
 DO \$\$
 BEGIN
-    FOR i IN 1..6000 LOOP
+    WHILE clock_timestamp() < statement_timestamp() + interval '300 s' LOOP
         PERFORM pg_stat_clear_snapshot();
         EXIT WHEN EXISTS ($held);
         PERFORM pg_sleep(0.01);
