@@ -43,7 +43,8 @@ OBJS = \
 	src/recovery.o \
 	src/advisor.o \
 	src/group.o \
-	src/version.o
+	src/version.o \
+	src/testhook.o
 
 # The install script of the first release and one upgrade script per release
 # since (CONTRIBUTING.md, "Releases"): CREATE EXTENSION runs them in order.

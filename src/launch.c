@@ -28,6 +28,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/shm_toc.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "catalog.h"
@@ -222,6 +223,8 @@ launch_create(Launch *l, List *table_ids, List *group_ids, int nworkers, bool fu
 	q->lock_timeout = treble_sync_lock_timeout;
 	q->read_ahead = treble_sync_read_ahead;
 	q->cursor_max_lead = treble_sync_cursor_max_lead;
+	strlcpy(q->test_pause_at, GetConfigOption(TESTHOOK_SETTING, false, false),
+			sizeof(q->test_pause_at));
 	q->nworkers = nworkers;
 	q->nitems = n;
 	pg_atomic_init_u32(&q->next, 0);

@@ -26,6 +26,7 @@
 #include "utils/timestamp.h"
 
 #include "progress.h"
+#include "testhook.h"
 
 /*
  * Our slots: COPY uses 0-5.  The view in the install script reads them as
@@ -98,13 +99,18 @@ ProgressStart(int32 table_id, int64 run_id, Oid relid, ProgressState *copy_to)
 	progress_publish();
 }
 
-/* Enter a phase. */
+/*
+ * Enter a phase; a test may hold the cycle there, once the view shows it
+ * (treble_sync.test_pause_at).
+ */
 void
 ProgressPhase(ProgressPhaseCode phase)
 {
 	state.phase = phase;
 	state.phase_at = GetCurrentTimestamp();
 	progress_publish();
+	if (active)
+		TestHookPause(ProgressPhaseName(phase), state.table_id);
 }
 
 /* Say which chunk of a chunked load is being loaded (0, 0: none). */

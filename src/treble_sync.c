@@ -16,6 +16,7 @@
 
 #include <limits.h>
 
+#include "testhook.h"
 #include "treble_sync.h"
 
 TS_MODULE_MAGIC;
@@ -162,5 +163,6 @@ _PG_init(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+	TestHookDefineSetting();
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
 }

@@ -50,6 +50,7 @@
  *	             option.c/h     server and user-mapping options, the connection string
  *	             regoption.c/h  a registration's options as data, checked once
  *	             treble_sync.c  module entry point and settings
+ *	             testhook.c/h   for tests: holding a cycle at a phase
  *	             compat.h       the server API of each PostgreSQL major (15 to 18)
  *
  *-------------------------------------------------------------------------

@@ -1263,6 +1263,7 @@ treble_sync_worker_main(Datum main_arg)
 	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", queue->cursor_max_lead),
 					PGC_SUSET, PGC_S_SESSION);
 	ProcessKeepConnections();
+	SetConfigOption(TESTHOOK_SETTING, queue->test_pause_at, PGC_SUSET, PGC_S_SESSION);
 
 	for (bool first = true;; first = false)
 	{

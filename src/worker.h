@@ -29,6 +29,7 @@
 
 #include "lockwait.h"
 #include "progress.h"
+#include "testhook.h"
 #include "treble_sync.h"
 
 /*
@@ -79,6 +80,7 @@ typedef struct WorkerQueue
 	int			lock_timeout;
 	bool		read_ahead;
 	int			cursor_max_lead;
+	char		test_pause_at[TESTHOOK_PHASE_LEN];	/* testhook.c */
 	int			nworkers;		/* slots */
 	int			nitems;
 	pg_atomic_uint32 next;		/* the next item to take; >= nitems: none left */

@@ -60,6 +60,29 @@ BEGIN
 END
 $$;
 
+-- wait up to 30 s for a query to return true, looking every 10 ms: for a
+-- state the test names, never for a length of time
+CREATE OR REPLACE FUNCTION pg_temp.wait_until(query text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    done boolean;
+BEGIN
+    FOR i IN 1..3000 LOOP
+        PERFORM pg_stat_clear_snapshot();
+        EXECUTE query INTO done;
+        IF done THEN
+            RETURN true;
+        END IF;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+    RETURN false;
+END
+$$;
+-- the cycle's statement waits for the warehouse's lock
+CREATE OR REPLACE FUNCTION pg_temp.blocked_on_warehouse() RETURNS boolean LANGUAGE sql AS $$
+    SELECT n > 0 FROM dblink(current_setting('treble_test.wh_libpq'),
+        $q$SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'tap_sends'::regclass$q$) AS t(n bigint)
+$$;
+
 -- count the copy in a loop until the other session's query ends
 CREATE OR REPLACE FUNCTION pg_temp.read_sums_while_busy(conn text)
 RETURNS TABLE (n bigint, total bigint) LANGUAGE plpgsql AS $$
@@ -100,7 +123,7 @@ SELECT dblink_get_result('caller') \g /dev/null
 SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
 SELECT dblink_send_query('caller', $$SELECT status FROM treble_sync.sync_table('tap_sends')$$) \g /dev/null
 SELECT pg_temp.worker_pid('tap_sends') AS wpid \gset
-SELECT pg_sleep(0.3) \g /dev/null
+SELECT pg_temp.wait_until('SELECT pg_temp.blocked_on_warehouse()') \g /dev/null
 SELECT is(table_name || ' / ' || phase || ' / ' || (worker_pid = :'wpid'::int)::text,
           'tap_sends / freezing the cut / true', 'the progress view shows the cycle in flight')
 FROM treble_sync.progress;
@@ -148,7 +171,7 @@ SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
 SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
 SELECT dblink_send_query('caller', $$SELECT status FROM treble_sync.sync_table('tap_sends')$$) \g /dev/null
 SELECT pg_temp.worker_pid('tap_sends') AS wpid \gset
-SELECT pg_sleep(0.3) \g /dev/null
+SELECT pg_temp.wait_until('SELECT pg_temp.blocked_on_warehouse()') \g /dev/null
 SELECT ok(pg_cancel_backend(:'wpid'::int), 'cancel the worker');
 SELECT is(status, 'failed', 'the cancelled cycle fails while the warehouse still blocks')
 FROM dblink_get_result('caller') AS t(status text);
@@ -171,7 +194,8 @@ SELECT dblink_exec(current_setting('treble_test.wh_libpq'),
 SELECT dblink_exec('locker', 'BEGIN; LOCK TABLE tap_sends IN ACCESS EXCLUSIVE MODE') \g /dev/null
 SELECT dblink_send_query('c' || i, $$SELECT status FROM treble_sync.sync_table('tap_sends')$$)
 FROM generate_series(1, 4) i \g /dev/null
-SELECT pg_sleep(1) \g /dev/null
+-- until the three that came second have their answer
+SELECT pg_temp.wait_until($$SELECT count(*) = 3 FROM generate_series(1, 4) i WHERE dblink_is_busy('c' || i) = 0$$) \g /dev/null
 SELECT dblink_exec('locker', 'COMMIT') \g /dev/null
 SELECT is(array_agg(status ORDER BY status), ARRAY['skipped', 'skipped', 'skipped', 'success'],
           'four sessions at once: one cycle runs, three are skipped')

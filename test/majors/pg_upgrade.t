@@ -24,12 +24,6 @@
 
 set -u
 
-n=0
-failed=0
-ok()   { n=$((n + 1)); echo "ok $n - $1"; }
-nok()  { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-diag() { echo "#   $*"; }
-# check NAME EXPECTED ACTUAL
 # shellcheck source=../tap.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 bail() { echo "Bail out! $*"; exit 1; }

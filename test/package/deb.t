@@ -29,26 +29,8 @@ PG_BIN=${TS_PG_BIN:-/usr/lib/postgresql/15/bin}
 PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1)
 DB=package_check
 
-n=0 failed=0
-ok() {
-    local cond=$1 name=$2
-    n=$((n + 1))
-    if [[ $cond == 0 ]]; then
-        echo "ok $n - $name"
-    else
-        echo "not ok $n - $name"
-        failed=$((failed + 1))
-    fi
-}
-# check NAME CMD...: one test, passing when CMD succeeds; its output is
-# shown as diagnostics when it fails
-check() {
-    local name=$1 out rc=0
-    shift
-    out=$("$@" 2>&1) || rc=$?
-    ok "$rc" "$name"
-    ((rc == 0)) || [[ -z $out ]] || sed 's/^/# /' <<<"$out"
-}
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 echo "1..16"
 
@@ -59,24 +41,24 @@ trap 'rm -rf "$TMP"; "${PSQL[@]}" -d postgres -c "DROP DATABASE IF EXISTS $DB" >
 
 field() { dpkg-deb -f "$DEB" "$1" 2>/dev/null; }
 
-check "TS_DEB ($DEB) is a Debian package" dpkg-deb -I "$DEB"
-check "its name is $PKG" test "$(field Package)" = "$PKG"
-check "its version is META.json's ($VERSION) with a Debian revision" \
+succeeds "TS_DEB ($DEB) is a Debian package" dpkg-deb -I "$DEB"
+succeeds "its name is $PKG" test "$(field Package)" = "$PKG"
+succeeds "its version is META.json's ($VERSION) with a Debian revision" \
     grep -qx "$(sed 's/\./\\./g' <<<"$VERSION")-[0-9][0-9a-z.~+]*" <<<"$(field Version)"
 DEPENDS=$(field Depends | tr -d ' ')
-check "it depends on postgresql-15" grep -q '\(^\|,\)postgresql-15\((\|,\|$\)' <<<"$DEPENDS"
-check "it depends on unixODBC (libodbc2, libodbcinst2, unixodbc)" \
+succeeds "it depends on postgresql-15" grep -q '\(^\|,\)postgresql-15\((\|,\|$\)' <<<"$DEPENDS"
+succeeds "it depends on unixODBC (libodbc2, libodbcinst2, unixodbc)" \
     bash -c '[[ ,$1, == *,libodbc2* && ,$1, == *,libodbcinst2* && ,$1, == *,unixodbc,* ]]' _ "$DEPENDS"
-check "it recommends an ODBC driver: odbc-postgresql | odbc-mariadb | libsqliteodbc" \
+succeeds "it recommends an ODBC driver: odbc-postgresql | odbc-mariadb | libsqliteodbc" \
     test "$(field Recommends | tr -d ' ')" = "odbc-postgresql|odbc-mariadb|libsqliteodbc"
 
 dpkg-deb -x "$DEB" "$TMP/deb" 2>/dev/null
 DEB_LIB=$TMP/deb/usr/lib/postgresql/15/lib
 DEB_EXT=$TMP/deb/usr/share/postgresql/15/extension
-check "it holds lib/treble_sync.so" test -f "$DEB_LIB/treble_sync.so"
-check "it holds extension/treble_sync.control and every sql/treble_sync--*.sql of the tree" \
+succeeds "it holds lib/treble_sync.so" test -f "$DEB_LIB/treble_sync.so"
+succeeds "it holds extension/treble_sync.control and every sql/treble_sync--*.sql of the tree" \
     same_scripts "$DEB_EXT"
-check "it holds its copyright file" test -f "$TMP/deb/usr/share/doc/$PKG/copyright"
+succeeds "it holds its copyright file" test -f "$TMP/deb/usr/share/doc/$PKG/copyright"
 
 # Every file of the package's lib/ and extension/ is installed, identical,
 # where the tested PostgreSQL looks for it.
@@ -92,26 +74,25 @@ same_files() {
     done
     return $bad
 }
-check "the installed files ($PKGLIBDIR, $EXTDIR) are the package's" same_files
+succeeds "the installed files ($PKGLIBDIR, $EXTDIR) are the package's" same_files
 
 if [[ $PG_BIN -ef /usr/lib/postgresql/15/bin ]]; then
-    check "dpkg has $PKG $(field Version) installed" \
+    succeeds "dpkg has $PKG $(field Version) installed" \
         test "$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$PKG" 2>&1)" = "installed $(field Version)"
-    check "dpkg says $PKG owns $PKGLIBDIR/treble_sync.so" \
+    succeeds "dpkg says $PKG owns $PKGLIBDIR/treble_sync.so" \
         bash -c '[[ $(dpkg-query -S "$1" 2>&1) == "$2: $1" ]]' _ "$PKGLIBDIR/treble_sync.so" "$PKG"
-    check "none of its files changed since (dpkg --verify)" \
+    succeeds "none of its files changed since (dpkg --verify)" \
         bash -c '[[ -z $(dpkg --verify "$1" 2>&1) ]]' _ "$PKG"
 else
     for i in 1 2 3; do
-        n=$((n + 1))
-        echo "ok $n # skip TS_PG_BIN ($PG_BIN) is a private copy: the package's files were copied into it, not installed by dpkg"
+        skip "TS_PG_BIN ($PG_BIN) is a private copy: the package's files were copied into it, not installed by dpkg"
     done
 fi
 
 "${PSQL[@]}" -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
-check "a new database of the destination" "${PSQL[@]}" -d postgres -c "CREATE DATABASE $DB"
-check "CREATE EXTENSION treble_sync there" "${PSQL[@]}" -d "$DB" -c "CREATE EXTENSION treble_sync"
-check "the extension's version is $VERSION" \
+succeeds "a new database of the destination" "${PSQL[@]}" -d postgres -c "CREATE DATABASE $DB"
+succeeds "CREATE EXTENSION treble_sync there" "${PSQL[@]}" -d "$DB" -c "CREATE EXTENSION treble_sync"
+succeeds "the extension's version is $VERSION" \
     test "$("${PSQL[@]}" -d "$DB" -c "SELECT extversion FROM pg_extension WHERE extname = 'treble_sync'" 2>&1)" = "$VERSION"
 
 ((n == 16)) || echo "# planned 16 tests, ran $n"

@@ -25,20 +25,8 @@ source "$ROOT/test/package/scripts.sh"
 PG_BIN=${TS_PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_CONFIG=$PG_BIN/pg_config
 
-n=0 failed=0
-check() {
-    local name=$1 out rc=0
-    shift
-    out=$("$@" 2>&1) || rc=$?
-    n=$((n + 1))
-    if ((rc == 0)); then
-        echo "ok $n - $name"
-    else
-        echo "not ok $n - $name"
-        failed=$((failed + 1))
-        [[ -z $out ]] || tail -n 30 <<<"$out" | sed 's/^/# /'
-    fi
-}
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 echo "1..8"
 
@@ -47,40 +35,40 @@ NAME=treble_sync-$VERSION
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-check "make dist writes $NAME.zip" \
+succeeds "make dist writes $NAME.zip" \
     bash -c 'make -C "$1" -s dist DIST_DIR="$2" PG_CONFIG="$3" && test -f "$2/$4.zip"' _ "$ROOT" "$TMP" "$PG_CONFIG" "$NAME"
 
 # what the archive holds, and what it must hold: HEAD's files less the
 # export-ignore paths (git check-attr reads .gitattributes)
 python3 -c 'import sys, zipfile; print("\n".join(sorted(zipfile.ZipFile(sys.argv[1]).namelist())))' \
     "$TMP/$NAME.zip" >"$TMP/listing" 2>/dev/null
-check "every file is under $NAME/" bash -c '[[ -s $1 ]] && ! grep -v "^$2/" "$1"' _ "$TMP/listing" "$NAME"
+succeeds "every file is under $NAME/" bash -c '[[ -s $1 ]] && ! grep -v "^$2/" "$1"' _ "$TMP/listing" "$NAME"
 git -C "$ROOT" ls-tree -r --name-only HEAD \
     | git -C "$ROOT" check-attr --stdin export-ignore \
     | sed -n 's/: export-ignore: unspecified$//p' | sort >"$TMP/expected"
 sed -n "s|^$NAME/||p" "$TMP/listing" | grep -v -e '/$' -e '^$' | sort >"$TMP/files"
-check "it holds HEAD's files less the export-ignore paths of .gitattributes" \
+succeeds "it holds HEAD's files less the export-ignore paths of .gitattributes" \
     diff "$TMP/expected" "$TMP/files"
-check "it holds no .ci/, debian/, test/ or third_party/" \
+succeeds "it holds no .ci/, debian/, test/ or third_party/" \
     bash -c '! grep -E "^(\.ci|debian|test|third_party)/" "$1"' _ "$TMP/files"
 
 mkdir "$TMP/unpack"
 python3 -m zipfile -e "$TMP/$NAME.zip" "$TMP/unpack" 2>/dev/null
-check "it builds from a clean unpack (make)" \
+succeeds "it builds from a clean unpack (make)" \
     make -C "$TMP/unpack/$NAME" -j2 PG_CONFIG="$PG_CONFIG"
-check "it installs (make install DESTDIR=...)" \
+succeeds "it installs (make install DESTDIR=...)" \
     make -C "$TMP/unpack/$NAME" install DESTDIR="$TMP/root" PG_CONFIG="$PG_CONFIG"
 
 PKGLIBDIR=$("$PG_CONFIG" --pkglibdir)
 EXTDIR=$("$PG_CONFIG" --sharedir)/extension
 installed() { test -f "$TMP/root$PKGLIBDIR/treble_sync.so" && same_scripts "$TMP/root$EXTDIR"; }
-check "the library, the control file and every sql/treble_sync--*.sql are installed" installed
+succeeds "the library, the control file and every sql/treble_sync--*.sql are installed" installed
 
 # the file lists of lib/ and extension/, each relative to its directory
 list_files() { (cd "$1" 2>/dev/null && find . -type f | sort); }
 if [[ -n ${TS_DEB:-} && -f ${TS_DEB:-} ]]; then
     dpkg-deb -x "$TS_DEB" "$TMP/deb"
-    check "it installs the same files into lib/ and extension/ as the Debian package" \
+    succeeds "it installs the same files into lib/ and extension/ as the Debian package" \
         diff <(list_files "$TMP/root$PKGLIBDIR"; list_files "$TMP/root$EXTDIR") \
              <(list_files "$TMP/deb/usr/lib/postgresql/15/lib"; list_files "$TMP/deb/usr/share/postgresql/15/extension")
 else

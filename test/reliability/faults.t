@@ -9,9 +9,10 @@
 #      started again; with retries, a warehouse that comes back within the
 #      retries lets the same run succeed, and one that stays down fails it
 #      after the backoff
-#   c. the worker is terminated while it merges
-#   d. the destination is stopped with an immediate shutdown while the
-#      worker merges, then started again
+#   c. the worker is terminated after it merged the pull, before it
+#      commits (held there by treble_sync.test_pause_at)
+#   d. the destination is stopped with an immediate shutdown at the same
+#      point, then started again
 #   e. a statement error mid-apply: a local CHECK constraint that one
 #      warehouse row violates
 #
@@ -37,40 +38,10 @@ CALLERS=()              # every one started, for the cleanup
 # ---------------------------------------------------------------------------
 # TAP
 
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"   # tap.sh, and holding a cycle at a phase
 NTESTS=65
-echo "1..$NTESTS"
-T=0
-
-diag() { sed 's/^/# /' <<<"$*"; }
-
-tap() {     # tap STATUS DESCRIPTION
-    T=$((T + 1))
-    if [[ $1 == 0 ]]; then
-        echo "ok $T - $2"
-    else
-        echo "not ok $T - $2"
-    fi
-}
-
-is() {      # is GOT EXPECTED DESCRIPTION
-    if [[ $1 == "$2" ]]; then
-        tap 0 "$3"
-    else
-        tap 1 "$3"
-        diag "     got: '$1'"
-        diag "expected: '$2'"
-    fi
-}
-
-like() {    # like GOT REGEX DESCRIPTION
-    if [[ $1 =~ $2 ]]; then
-        tap 0 "$3"
-    else
-        tap 1 "$3"
-        diag "     got: '$1'"
-        diag "expected to match: /$2/"
-    fi
-}
+plan $NTESTS
 
 # ---------------------------------------------------------------------------
 # Clusters and sessions
@@ -97,18 +68,21 @@ cleanup() {
     start_cluster "$TS_WH_PGDATA" "$TS_DIR/wh.log" || echo "# could not restart the warehouse" >&2
     start_cluster "$TS_DEST_PGDATA" "$TS_DIR/dest.log" || echo "# could not restart the destination" >&2
     rm -rf "$WORK"
-    if ((T != NTESTS)); then
-        echo "# ran $T of $NTESTS tests" >&2
+    if ((n != NTESTS)); then
+        echo "# ran $n of $NTESTS tests" >&2
     fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Start a cycle in the background, the way a scheduler's session would, and
-# wait (up to 10 s) until its session is connected.
-start_cycle() {
-    PGAPPNAME=fault_caller "$PSQL" -X -At -d "$DB" -c "SELECT status FROM treble_sync.sync_table('$TAB')" \
-        >"$WORK/caller.out" 2>&1 &
+# wait (up to 10 s) until its session is connected. With a phase, the
+# cycle waits as it enters it while hold_cycle's lock is held (lib.sh).
+start_cycle() {     # start_cycle [PHASE]
+    local pause=()
+    [[ -n ${1:-} ]] && pause=(-c "SET treble_sync.test_pause_at = '$1'")
+    PGAPPNAME=fault_caller "$PSQL" -X -At -q -d "$DB" "${pause[@]}" \
+        -c "SELECT status FROM treble_sync.sync_table('$TAB')" >"$WORK/caller.out" 2>&1 &
     CALLER_PID=$!
     CALLERS+=("$CALLER_PID")
     wait_for "SELECT 'up' FROM pg_stat_activity WHERE application_name = 'fault_caller'" 10 >/dev/null
@@ -140,54 +114,6 @@ wait_pulling() {
                    WHERE table_name = '$TAB' AND phase = 'pulling' AND rows_read >= $1),
                   CASE WHEN NOT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'fault_caller')
                        THEN '' END)" 30
-}
-
-# After the pull of worker $1, wait for the phase that follows it; prints
-# that phase, 'worker gone' if the worker ended first, or 'no progress row'
-# if the worker ran on for 5 seconds without showing any phase but the
-# pull's. (A statement of the merge may take the progress slots over for a
-# moment: CREATE INDEX and ANALYZE report their own progress; and the
-# key-only window check pulls the keys that differ again in between.)
-wait_after_pull() {
-    local phase
-    phase=$(wait_for "SELECT CASE WHEN a.pid IS NULL THEN 'worker gone'
-                                  WHEN p.phase IS NULL THEN 'no progress row'
-                                  WHEN p.phase <> 'pulling' THEN p.phase END
-                      FROM (SELECT) d
-                      LEFT JOIN pg_stat_activity a ON a.pid = $1
-                      LEFT JOIN treble_sync.progress p ON p.worker_pid = $1")
-    if [[ $phase == 'no progress row' ]]; then
-        phase=$(wait_for "SELECT CASE WHEN a.pid IS NULL THEN 'worker gone'
-                                      WHEN p.phase <> 'pulling' THEN p.phase END
-                          FROM (SELECT) d
-                          LEFT JOIN pg_stat_activity a ON a.pid = $1
-                          LEFT JOIN treble_sync.progress p ON p.worker_pid = $1" 5)
-        phase=${phase:-no progress row}
-    fi
-    echo "$phase"
-}
-
-# What the progress view says about worker $1 right now.
-phase_of() {
-    dest <<<"SELECT pg_stat_clear_snapshot();
-             SELECT coalesce((SELECT phase || ' (' || rows_read || ' rows read)' FROM treble_sync.progress
-                              WHERE worker_pid = $1),
-                             CASE WHEN EXISTS (SELECT FROM pg_stat_activity WHERE pid = $1)
-                                  THEN 'no progress row' ELSE 'worker gone' END)" | tail -n 1
-}
-
-# The phase of worker $1 once it is merging: the key-only window check
-# pulls the keys that differ again between two merging steps, so a moment
-# after the pull the worker may be pulling once more; wait (up to 10 s) for
-# it to be merging, and print the phase as phase_of does.
-merging_phase() {
-    local phase i
-    for ((i = 0; i < 100; i++)); do
-        phase=$(phase_of "$1")
-        [[ $phase == pulling* ]] || break
-        sleep 0.1
-    done
-    echo "$phase"
 }
 
 # The copy and the warehouse table, fingerprinted the same way on both sides.
@@ -243,7 +169,7 @@ after_failure() {   # after_failure RUN_ID ERROR_REGEX LABEL
     local outcome
     outcome=$(run_outcome "$1")
     is "${outcome%%|*}" failed "$3: the run is logged as failed"
-    like "$(run_error "$1")" "$2" "$3: its error says what happened"
+    like "$3: its error says what happened" "$2" "$(run_error "$1")"
     diag "run $1 error: $(run_error "$1")"
     is "$(copy_fp)" "$FP_BEFORE" "$3: the copy is exactly as before the cycle"
     is "$(watermark)" "$WM_BEFORE" "$3: the watermark is exactly as before the cycle"
@@ -256,7 +182,7 @@ converge() {    # converge LABEL
         -c "SELECT status, attempts, rows_pulled, rows_inserted, rows_updated, rows_deleted, error
             FROM treble_sync.sync_table('$TAB')" 2>&1)
     status=${out%%|*}
-    like "$status" '^(success|empty)$' "$1: the next cycle succeeds"
+    like "$1: the next cycle succeeds" '^(success|empty)$' "$status"
     diag "next cycle (status|attempts|pulled|inserted|updated|deleted|error): $out"
     is "$(copy_fp)" "$(wh_fp)" "$1: the copy equals the warehouse"
     is "$(watermark)" "$(wh_cut)" "$1: the watermark is the warehouse's cut"
@@ -393,7 +319,7 @@ tap $ok "b2: the warehouse restarts mid-fetch, with max_retries 3"
 wait_caller
 is "$(cat "$WORK/caller.out")" success "b2: the run succeeds after a retry"
 outcome=$(dest -c "SELECT attempts || '|' || coalesce(error, '') FROM treble_sync.runs WHERE run_id = ${run_id:-0}")
-like "$outcome" '^[2-4]\|$' "b2: the run took more than one attempt"
+like "b2: the run took more than one attempt" '^[2-4]\|$' "$outcome"
 is "$(copy_fp)" "$(wh_fp)" "b2: the copy equals the warehouse"
 is "$(watermark)" "$(wh_cut)" "b2: the watermark is the warehouse's cut"
 
@@ -410,29 +336,29 @@ is "$status after $attempts attempts" "failed after 4 attempts" "b3: a warehouse
 diag "run ${run_id:-?} took $secs s"
 ok=1; [[ $secs =~ ^[0-9.]+$ ]] && awk -v s="$secs" 'BEGIN { exit !(s >= 3.5) }' && ok=0
 tap $ok "b3: the attempts are 0.5 s, 1 s and 2 s apart (the run takes at least 3.5 s)"
-like "$(run_outcome "${run_id:-0}")|$(run_error "${run_id:-0}")" '^failed\|.*CONTEXT: connecting to warehouse server' \
-    "b3: its error says the warehouse cannot be reached"
+like "b3: its error says the warehouse cannot be reached" '^failed\|.*CONTEXT: connecting to warehouse server' \
+    "$(run_outcome "${run_id:-0}")|$(run_error "${run_id:-0}")"
 is "$(copy_fp)|$(watermark)" "$FP_BEFORE|$WM_BEFORE" "b3: the copy and the watermark are as before"
 dest -c "ALTER SERVER $SERVER OPTIONS (SET max_retries '0')"
 
 # ---------------------------------------------------------------------------
-# c. The worker is terminated while it merges (every row of the copy gets
-# updated, so the merge takes seconds).
+# c. The worker is terminated once it has merged the pull (every row of
+# the copy is updated, uncommitted), held as it starts refreshing the hot
+# window, before its watermark and its commit.
 
+HELD='refreshing the hot window'
 change_batch
 before
-start_cycle
-prog=$(wait_pulling 10000)   # the delta: past the window's 3,000 keys
-IFS='|' read -r run_id rows_read wpid <<<"$prog"
-after_pull=$(wait_after_pull "${wpid:-0}")
-is "$after_pull" merging "c: the progress view shows the phase 'merging' after the pull"
-# Land in the upsert rather than in the indexing of the staged rows.
-[[ $after_pull == merging ]] && sleep 0.5
-phase=$(merging_phase "${wpid:-0}")
+hold_cycle "$TAB" && CALLERS+=("$HOLDER_PID")
+start_cycle "$HELD"
+prog=$(wait_held "$TAB" "$HELD")
+IFS='|' read -r run_id wpid <<<"$prog"
+tap "$([[ -n $prog ]]; echo $?)" "c: the cycle is held after its merge, at the phase '$HELD'"
 killed=$(dest -c "SELECT pg_terminate_backend(${wpid:-0})")
-diag "terminated worker ${wpid:-?} of run ${run_id:-?}; progress just before: $phase"
-ok=1; [[ -n $prog && $killed == t && $phase != 'worker gone' && $phase != pulling* ]] && ok=0
-tap $ok "c: the worker is terminated after the pull, while it merges"
+diag "terminated worker ${wpid:-?} of run ${run_id:-?}, held at '$HELD'"
+ok=1; [[ -n $prog && $killed == t ]] && ok=0
+tap $ok "c: the worker is terminated after the pull and the merge, before its commit"
+release_cycle
 wait_caller
 tap $? "c: the cycle ends"
 diag "caller: $(cat "$WORK/caller.out")"
@@ -440,22 +366,21 @@ after_failure "${run_id:-0}" '^cancelled: the worker was terminated' "c"
 converge "c"
 
 # ---------------------------------------------------------------------------
-# d. The destination is stopped with an immediate shutdown while the worker
-# merges, and started again.
+# d. The destination is stopped with an immediate shutdown at the same
+# point, and started again.
 
 change_batch
 before
-start_cycle
-prog=$(wait_pulling 10000)   # the delta: past the window's 3,000 keys
-IFS='|' read -r run_id rows_read wpid <<<"$prog"
-after_pull=$(wait_after_pull "${wpid:-0}")
-[[ $after_pull == merging ]] && sleep 0.5
-phase=$(merging_phase "${wpid:-0}")
+hold_cycle "$TAB" && CALLERS+=("$HOLDER_PID")
+start_cycle "$HELD"
+prog=$(wait_held "$TAB" "$HELD")
+IFS='|' read -r run_id wpid <<<"$prog"
 pg_ctl_as stop -D "$TS_DEST_PGDATA" -m immediate -w >/dev/null
 stopped=$?
-diag "stopped the destination (immediate) during run ${run_id:-?}; progress just before: $phase"
-ok=1; [[ -n $prog && $stopped == 0 && $phase != 'worker gone' && $phase != pulling* ]] && ok=0
-tap $ok "d: the destination is stopped (immediate) after the pull, while the worker merges"
+diag "stopped the destination (immediate) during run ${run_id:-?}, held at '$HELD'"
+ok=1; [[ -n $prog && $stopped == 0 ]] && ok=0
+tap $ok "d: the destination is stopped (immediate) after the pull and the merge, before the commit"
+release_cycle
 wait_caller
 tap $? "d: the waiting caller ends"
 diag "caller: $(cat "$WORK/caller.out")"
@@ -467,7 +392,7 @@ is "$(watermark)" "$WM_BEFORE" "d: the watermark is exactly as before the cycle"
 converge "d"
 outcome=$(run_outcome "${run_id:-0}")
 is "${outcome%%|*}" failed "d: the next cycle marks the interrupted run as failed"
-like "${outcome#*|}" '^interrupted: ' "d: its error says it was interrupted"
+like "d: its error says it was interrupted" '^interrupted: ' "${outcome#*|}"
 diag "run ${run_id:-?} error: $(run_error "${run_id:-0}")"
 
 # ---------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 #
 # treble_sync.progress_notices: while sync_table waits for a long cycle, it
 # reports the cycle's progress as NOTICEs every 5 seconds; without the
-# setting it stays quiet. The warehouse keeps the cycle waiting by holding
-# a lock on the table for 6 seconds.
+# setting it stays quiet. The cycle is held as it freezes its cut
+# (treble_sync.test_pause_at): until its first NOTICE comes, and then for
+# 6 seconds without the setting.
 #
 # Expects the clusters of .ci/clusters to be running and their env file
 # sourced (TS_* and PGHOST/PGPORT/PGUSER). Prints TAP.
@@ -20,12 +21,18 @@ whq -c "DROP TABLE IF EXISTS slow_sends" \
     -c "INSERT INTO slow_sends VALUES (1, '2026-11-28')"
 q -c "SELECT name FROM treble_sync.add_table('slow_sends', 'wh')" >/dev/null 2>&1
 
-# hold the warehouse table for 6 s while a cycle runs
-whq -c "BEGIN" -c "LOCK TABLE slow_sends IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(6)" -c "COMMIT" >/dev/null &
-sleep 0.3
-out=$(PGOPTIONS='-c treble_sync.progress_notices=on' \
-      psql -X -At -d "$DB" -c "SELECT status FROM treble_sync.sync_table('slow_sends')" 2>&1)
-wait
+PAUSE="SET treble_sync.test_pause_at = 'freezing the cut'"
+SYNC="SELECT status FROM treble_sync.sync_table('slow_sends')"
+
+# held at the cut until the caller's first NOTICE, then let go
+hold_cycle slow_sends
+PGOPTIONS='-c treble_sync.progress_notices=on' psql -X -At -q -d "$DB" -c "$PAUSE" -c "$SYNC" \
+    >"$TS_DIR/notices.out" 2>&1 &
+caller=$!
+timeout 60 grep -q -m 1 '^NOTICE:' <(tail -n +1 -f --pid="$caller" "$TS_DIR/notices.out")
+release_cycle
+wait "$caller"
+out=$(cat "$TS_DIR/notices.out")
 echo "$out" | sed 's/^/# /'
 if grep -Eq '^NOTICE:  treble_sync run [0-9]+: freezing the cut, 0 rows \(0 kB\) read in [0-9]+ s' <<<"$out"; then
     ok "a waiting cycle reports its phase as a NOTICE"
@@ -34,11 +41,14 @@ else
 fi
 if grep -q '^success$' <<<"$out"; then ok "and then succeeds"; else nok "and then succeeds"; fi
 
-# without the setting, no NOTICE
-whq -c "BEGIN" -c "LOCK TABLE slow_sends IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(6)" -c "COMMIT" >/dev/null &
-sleep 0.3
-out=$(psql -X -At -d "$DB" -c "SELECT status FROM treble_sync.sync_table('slow_sends')" 2>&1)
-wait
-if grep -q 'NOTICE' <<<"$out"; then nok "without the setting it stays quiet"; else ok "without the setting it stays quiet"; fi
+# without the setting, no NOTICE in the 6 s it is held (a NOTICE comes
+# every 5 s)
+hold_cycle slow_sends
+psql -X -At -q -d "$DB" -c "$PAUSE" -c "$SYNC" >"$TS_DIR/notices.out" 2>&1 &
+caller=$!
+[[ -n $(wait_held slow_sends 'freezing the cut') ]] && sleep 6
+release_cycle
+wait "$caller"
+if grep -q 'NOTICE' "$TS_DIR/notices.out"; then nok "without the setting it stays quiet"; else ok "without the setting it stays quiet"; fi
 
 finish

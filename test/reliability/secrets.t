@@ -12,13 +12,8 @@ set -u
 
 DB=secrets
 PW=$TS_WH_PASSWORD
-n=0
-failed=0
-ok()   { n=$((n + 1)); echo "ok $n - $1"; }
-nok()  { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { if [[ $1 == "$2" ]]; then ok "$3"; else nok "$3"; echo "# got '$1', wanted '$2'"; fi; }
-q()    { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-whq()  { psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WH_PORT" -U postgres -d wh "$@"; }
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # how many times the password occurs in a file (0 if it does not exist)
 occurrences() { if [[ -f $1 ]]; then grep -cF -- "$PW" "$1"; else echo 0; fi; }
 
@@ -30,19 +25,8 @@ trap restore_logging EXIT
 
 echo "1..8"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
-q <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION treble_sync;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER wh FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L, max_retries %L)',
-                   current_setting('treble_test.wh_odbc'), '0');
-    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER wh OPTIONS (user %L, password %L)',
-                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
-END
-$$;
-SQL
+setup_db
+q -c "ALTER SERVER wh OPTIONS (ADD max_retries '0')"
 whq -c "DROP TABLE IF EXISTS secret_sends" \
     -c "CREATE TABLE secret_sends (id int PRIMARY KEY, v text, synced_at timestamp)" \
     -c "INSERT INTO secret_sends SELECT g, 'v' || g, '2026-11-28' FROM generate_series(1, 100) g"
@@ -56,13 +40,13 @@ touch "$TS_DIR/secrets.start"
 psql -X -q -d postgres -c "ALTER SYSTEM SET log_min_messages = 'debug5'" -c 'SELECT pg_reload_conf()' >/dev/null
 sleep 0.5
 q -c "SELECT name FROM treble_sync.add_table('secret_sends', 'wh')" >/dev/null
-check "$(q -c "SELECT status FROM treble_sync.sync_table('secret_sends')")" success "a cycle at debug5 succeeds"
+is "$(q -c "SELECT status FROM treble_sync.sync_table('secret_sends')")" success "a cycle at debug5 succeeds"
 q -c "SELECT status FROM treble_sync.resync('secret_sends')" >/dev/null
 
 # a wrong password: the connection fails; the error must not echo either password
 q -c "ALTER USER MAPPING FOR CURRENT_USER SERVER wh OPTIONS (SET password 'not-the-password-$$')" >/dev/null
 status=$(q -c "SELECT status FROM treble_sync.sync_table('secret_sends')")
-check "$status" failed "a cycle with a wrong password fails"
+is "$status" failed "a cycle with a wrong password fails"
 err=$(q -c "SELECT error FROM treble_sync.runs ORDER BY run_id DESC LIMIT 1")
 if [[ $err == *"not-the-password-$$"* || $err == *"$PW"* ]]; then
     nok "the failed run's error holds no password"
@@ -86,17 +70,17 @@ for _ in $(seq 1 20); do
     sleep 0.02
 done
 wait
-check "$seen" 0 "no pg_stat_activity query text holds the password"
+is "$seen" 0 "no pg_stat_activity query text holds the password"
 
 restore_logging
 sleep 0.5
-check "$(( $(occurrences "$log") - before ))" 0 "the server log at debug5 holds no password"
+is "$(( $(occurrences "$log") - before ))" 0 "the server log at debug5 holds no password"
 
 odbc_hits=0
 while IFS= read -r f; do
     odbc_hits=$((odbc_hits + $(occurrences "$f")))
 done < <(find /tmp -maxdepth 1 -name 'psqlodbc_*.log' -newer "$TS_DIR/secrets.start" 2>/dev/null)
-check "$odbc_hits" 0 "psqlODBC's log files hold no password"
+is "$odbc_hits" 0 "psqlODBC's log files hold no password"
 
 # pg_dump by a role that is not a superuser: user mapping options stay
 # hidden. It reads what it dumps: the tables, and the identity sequences

@@ -15,11 +15,8 @@ set -u
 
 DB=slots
 N=24
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   got: $2"; echo "#   expected: $3"; fi; }
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 q()   { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 lite() { $TS_AS_PG sqlite3 -batch "$TS_SQLITE_DB"; }
 # stop and start again, logging to dest.log as before: later suites read it
@@ -62,10 +59,10 @@ for i in $(seq 1 $N); do
     q -c "SELECT status FROM treble_sync.sync_table('slot_$i')" >"$out/$i" 2>&1 &
 done
 wait
-check "$N calls at once on too few worker slots all run their cycle" \
-    "$(cat "$out"/* | sort | uniq -c | sed 's/^ *//')" "$N success"
-check "and each left one run row" \
-    "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE status = 'success'")" "$N"
+check "$N calls at once on too few worker slots all run their cycle" "$N success" \
+    "$(cat "$out"/* | sort | uniq -c | sed 's/^ *//')"
+check "and each left one run row" "$N" \
+    "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE status = 'success'")"
 
 # 2. the slots stay taken: cycles of slot_1..12 wait for a lock on their copies
 psql -X -q -At -d "$DB" >"$out/listener" 2>&1 <<'SQL' &
@@ -89,16 +86,14 @@ if (( unstarted > 0 && unstarted < 12 )); then
 else
     nok "with every slot taken for longer than treble_sync.worker_start_timeout, some of 12 calls return a failed run ($unstarted did)"
 fi
-check "the others waited for the lock and ran their cycle" \
-    "$(grep -El '^(success|empty):$' "$out"/blocked_* | wc -l)" "$((12 - unstarted))"
-check "the status view shows the missed cycles as failures" \
-    "$(q -c "SELECT count(*) FROM treble_sync.status WHERE last_status = 'failed' AND last_error LIKE 'could not start: no background worker slot came free in 2000 ms%'")" \
-    "$unstarted"
-check "metrics() counts them" \
-    "$(q -c "SELECT sum(split_part(l, ' ', 2)::int) FROM regexp_split_to_table(treble_sync.metrics(), E'\n') l WHERE l LIKE 'treble_sync_runs_total{%status=\"failed\"}%'")" \
-    "$unstarted"
-check "and a failed event was sent for each" \
-    "$(grep -c '"event" *: *"failed"' "$out/listener")" "$unstarted"
+check "the others waited for the lock and ran their cycle" "$((12 - unstarted))" \
+    "$(grep -El '^(success|empty):$' "$out"/blocked_* | wc -l)"
+check "the status view shows the missed cycles as failures" "$unstarted" \
+    "$(q -c "SELECT count(*) FROM treble_sync.status WHERE last_status = 'failed' AND last_error LIKE 'could not start: no background worker slot came free in 2000 ms%'")"
+check "metrics() counts them" "$unstarted" \
+    "$(q -c "SELECT sum(split_part(l, ' ', 2)::int) FROM regexp_split_to_table(treble_sync.metrics(), E'\n') l WHERE l LIKE 'treble_sync_runs_total{%status=\"failed\"}%'")"
+check "and a failed event was sent for each" "$unstarted" \
+    "$(grep -c '"event" *: *"failed"' "$out/listener")"
 
 rm -rf "$out"
 exit $((failed > 0))

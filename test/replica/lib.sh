@@ -20,23 +20,8 @@ CYCLE_TIMEOUT=120       # seconds a cycle may take before it counts as hung
 STANDBY_PORT=
 n=0
 
-diag() { printf '%s\n' "$*" | head -c 3000 | sed 's/^/#   /'; }
-ok()   { n=$((n + 1)); echo "ok $n - $1"; }
-nok()  { n=$((n + 1)); echo "not ok $n - $1"; }
-# check NAME EXPECTED ACTUAL
 # shellcheck source=../tap.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
-# like NAME REGEX ACTUAL
-like() {
-    if [[ $3 =~ $2 ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        diag "expected to match: /$2/"
-        diag "              got: $3"
-    fi
-}
-
 # SQL on the primary (the destination) and on the standby, in $DB, tuples
 # only, stopping at the first error; and on the warehouse.
 primary() { "$PSQL" -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }

@@ -28,12 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TMP=$(mktemp -d /tmp/sec_driverlogs.XXXXXX)
 chmod 0777 "$TMP"
-DSNS=()
 cleanup() {
-    local d
-    for d in "${DSNS[@]}"; do
-        odbcinst -u -s -l -n "$d" >/dev/null 2>&1
-    done
     rm -rf "$TMP"
     finish
 }
@@ -42,24 +37,8 @@ setup_db
 
 MARIA_CS=$(sq -c "SELECT current_setting('treble_test.mariadb_odbc', true)")
 CH_CS=$(sq -c "SELECT current_setting('treble_test.clickhouse_odbc', true)")
-sq >/dev/null <<SQL
-GRANT treble_sync_admin TO sec_dl_user;
-GRANT CREATE ON SCHEMA public TO sec_dl_user;
-GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO sec_dl_user;
-SQL
+fdw_user sec_dl_user
 
-# add_dsn NAME KEY=VALUE...: a system DSN, replacing any of that name
-add_dsn() {
-    local name=$1 kv
-    shift
-    odbcinst -u -s -l -n "$name" >/dev/null 2>&1
-    {
-        echo "[$name]"
-        for kv in "$@"; do echo "$kv"; done
-    } >"$TMP/$name.ini"
-    odbcinst -i -s -l -f "$TMP/$name.ini" >/dev/null
-    DSNS+=("$name")
-}
 # the size of a file, 0 if it does not exist
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # the mapping of a role on a server with the warehouse's credentials

@@ -53,15 +53,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TMP=$(mktemp -d /tmp/sec_endpoint.XXXXXX)
 chmod 0777 "$TMP"
 LAX=$TMP/lax
-DSNS=()
 cleanup() {
-    local d
     if [[ -f $LAX/postmaster.pid ]]; then
         $TS_AS_PG "$TS_PG_BIN/pg_ctl" stop -D "$LAX" -m immediate -w >/dev/null 2>&1
     fi
-    for d in "${DSNS[@]}"; do
-        odbcinst -u -s -l -n "$d" >/dev/null 2>&1
-    done
     rm -rf "$TMP"
     finish
 }
@@ -73,11 +68,7 @@ MARIA_CS=$(sq -c "SELECT current_setting('treble_test.mariadb_odbc', true)")
 CH_CS=$(sq -c "SELECT current_setting('treble_test.clickhouse_odbc', true)")
 LITE_CS=$(sq -c "SELECT current_setting('treble_test.sqlite_odbc')")
 
-sq >/dev/null <<SQL
-GRANT treble_sync_admin TO sec_ep_user;
-GRANT CREATE ON SCHEMA public TO sec_ep_user;
-GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO sec_ep_user;
-SQL
+fdw_user sec_ep_user
 whq -c "DROP TABLE IF EXISTS sec_ep_t" \
     -c "CREATE TABLE sec_ep_t (id int PRIMARY KEY, v text, synced_at timestamp)" \
     -c "INSERT INTO sec_ep_t VALUES (1, 'a', '2026-11-28'), (2, 'b', '2026-11-28')"
@@ -323,20 +314,6 @@ else
 fi
 
 # --- DSNs (system DSNs: root only)
-# add_dsn NAME KEY=VALUE...: a system DSN (of psqlODBC unless a Driver=
-# is given), replacing any of that name
-add_dsn() {
-    local name=$1 kv
-    shift
-    odbcinst -u -s -l -n "$name" >/dev/null 2>&1
-    {
-        echo "[$name]"
-        [[ " $* " == *" Driver="* ]] || echo "Driver=PostgreSQL Unicode"
-        for kv in "$@"; do echo "$kv"; done
-    } >"$TMP/$name.ini"
-    odbcinst -i -s -l -f "$TMP/$name.ini" >/dev/null
-    DSNS+=("$name")
-}
 if $LAX_OK && [[ $(id -u) -eq 0 ]]; then
     D=sec_ep_$TS_DEST_PORT
     add_dsn ${D}_local "Port=$LAX_PORT" "Database=postgres"

@@ -17,11 +17,8 @@
 set -u
 
 DB=hijack
-n=0
-failed=0
-ok()   { n=$((n + 1)); echo "ok $n - $1"; }
-nok()  { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { if [[ $1 == "$2" ]]; then ok "$3"; else nok "$3"; echo "# got '$1', wanted '$2'"; fi; }
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 # a session with a clean search_path, to set up and look
 q()    { PGOPTIONS='-c search_path=pg_catalog' psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 # a superuser session with the hostile search_path of the round
@@ -184,7 +181,7 @@ SQL
 # the planted objects do spring when resolved (the experiment is armed)
 armed=$(PGOPTIONS='-c search_path=public,pg_catalog' psql -X -q -At -d "$DB" \
         -c "BEGIN" -c "SELECT 'a' || 1::bigint" -c "SELECT by_user FROM public.trap_log LIMIT 1" -c "ROLLBACK" 2>/dev/null | tail -1)
-check "$armed" postgres "a planted operator springs for a superuser's own query (rolled back)"
+is "$armed" postgres "a planted operator springs for a superuser's own query (rolled back)"
 
 round=0
 for SP in 'public,pg_catalog' 'public'; do
@@ -225,16 +222,16 @@ SQL
                 synced_at = '2026-11-29 10:00'::timestamp + interval '$round minutes' WHERE id % 7 = 0" \
         -c "DELETE FROM hj_events WHERE id = 59" >/dev/null
     st=$(hq -c "SELECT status FROM treble_sync.sync_table('$name')" 2>&1)
-    check "$st" success "search_path '$SP': a cycle that updates and deletes succeeds"
-    check "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE table_name = '$name' AND status <> 'success' AND status <> 'empty'")" 0 \
+    is "$st" success "search_path '$SP': a cycle that updates and deletes succeeds"
+    is "$(q -c "SELECT count(*) FROM treble_sync.runs WHERE table_name = '$name' AND status <> 'success' AND status <> 'empty'")" 0 \
         "search_path '$SP': every run succeeded"
-    check "$(q -c "SELECT count(*) FROM public.trap_log")" 0 "search_path '$SP': no planted object ran (trap_log)"
+    is "$(q -c "SELECT count(*) FROM public.trap_log")" 0 "search_path '$SP': no planted object ran (trap_log)"
     q -c "SELECT DISTINCT what || ' run by ' || by_user FROM public.trap_log" | sed 's/^/# sprang: /'
     q -c "DELETE FROM public.trap_log" >/dev/null
     after=$(grep -c HIJACK-TRAP "$log" 2>/dev/null); after=${after:-0}
-    check "$((after - before))" 0 "search_path '$SP': no planted object ran (server log)"
+    is "$((after - before))" 0 "search_path '$SP': no planted object ran (server log)"
     tail -n +$((before + 1)) <(grep HIJACK-TRAP "$log") | sort | uniq -c | sed 's/^/# log: /'
-    check "$(q -c "SELECT count(*) FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+    is "$(q -c "SELECT count(*) FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
                    WHERE a.attrelid = 'public.hj_copy$round'::regclass AND a.attnum > 0
                      AND t.typnamespace <> 'pg_catalog'::regnamespace")" 0 \
         "search_path '$SP': the copy's columns have pg_catalog's types"
@@ -242,7 +239,7 @@ SQL
     q -c "ALTER DATABASE $DB RESET search_path" >/dev/null
 done
 
-check "$(q -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'ts_mallory'")" f "ts_mallory is not a superuser"
+is "$(q -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'ts_mallory'")" f "ts_mallory is not a superuser"
 
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
 psql -X -q -d postgres -c "DROP ROLE IF EXISTS ts_mallory" >/dev/null 2>&1

@@ -9,8 +9,6 @@
 
 set -u
 
-n=0
-failed=0
 SECRETS=("$TS_WH_PASSWORD")
 
 # replace every secret the script knows of (SECRETS) by <secret>
@@ -21,15 +19,10 @@ redact() {
     done
     printf '%s' "$s"
 }
-diag() { redact "$*" | head -c 2000 | sed 's/^/#   /'; echo; }
-ok()   { n=$((n + 1)); echo "ok $n - $1"; }
-nok()  { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-skip() { n=$((n + 1)); echo "ok $n # skip $1"; }
-# a known hole, reported without failing the suite
-todo() { n=$((n + 1)); if [[ $2 == pass ]]; then echo "ok $n - $1 # TODO $3"; else echo "not ok $n - $1 # TODO $3"; fi; }
-# check NAME EXPECTED ACTUAL
 # shellcheck source=../tap.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+# diagnostics with every secret replaced (tap.sh's diag, redacted)
+diag() { redact "$*" | head -c 2000 | sed 's/^/#   /'; echo; }
 
 # run SQL (stdin or -c ...) in $DB as a role (login), tuples only; fails on
 # the first error
@@ -114,7 +107,12 @@ setup_db() {
     done
 }
 
-# drop the database, then the roles (cluster-wide); the exit status is the
+# the ODBC data sources a script registered (odbcinst -i -s -l), which
+# finish removes
+DSNS=()
+
+# drop the database, then the roles (cluster-wide) and the data sources
+# (DSNS); the exit status is the
 # number of failed tests (capped)
 finish() {
     local r
@@ -123,6 +121,9 @@ finish() {
     for r in "${ROLES[@]}"; do
         psql -X -q -d postgres -c "SET client_min_messages = warning" \
             -c "DROP ROLE IF EXISTS $r" >/dev/null 2>&1
+    done
+    for r in "${DSNS[@]}"; do
+        odbcinst -u -s -l -n "$r" >/dev/null 2>&1
     done
     echo "1..$n"
     exit $((failed > 0))
@@ -147,6 +148,48 @@ SQL
 su_server() {
     local server=$1 setting=$2
     sq -c "DO \$\$ BEGIN EXECUTE format('CREATE SERVER $server FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)', current_setting('$setting')); END \$\$"
+}
+
+# add_dsn NAME KEY=VALUE...: a system DSN (of psqlODBC unless a Driver=
+# is given), replacing any of that name, written through the script's
+# TMP; finish removes it
+add_dsn() {
+    local name=$1 kv
+    shift
+    odbcinst -u -s -l -n "$name" >/dev/null 2>&1
+    {
+        echo "[$name]"
+        [[ " $* " == *" Driver="* ]] || echo "Driver=PostgreSQL Unicode"
+        for kv in "$@"; do echo "$kv"; done
+    } >"$TMP/$name.ini"
+    odbcinst -i -s -l -f "$TMP/$name.ini" >/dev/null
+    DSNS+=("$name")
+}
+
+# admin_on_wh OWNER [ROLE...]: the server wh of the PostgreSQL warehouse,
+# owned by the superuser; OWNER a treble_sync_admin that may use it, with
+# the warehouse's reader login mapped; OWNER and each ROLE may create in
+# schema public
+admin_on_wh() {
+    local owner=$1 all
+    all=$(printf '%s, ' "$@")
+    su_server wh treble_test.wh_odbc >/dev/null
+    sq >/dev/null <<SQL
+GRANT treble_sync_admin TO $owner;
+GRANT CREATE ON SCHEMA public TO ${all%, };
+GRANT USAGE ON FOREIGN SERVER wh TO $owner;
+SQL
+    map_reader "$owner" wh >/dev/null
+}
+
+# fdw_user ROLE: a treble_sync_admin that may create in schema public and
+# create servers of the wrapper itself
+fdw_user() {
+    sq >/dev/null <<SQL
+GRANT treble_sync_admin TO $1;
+GRANT CREATE ON SCHEMA public TO $1;
+GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO $1;
+SQL
 }
 
 # plant_thief P OWNER THIEF: OWNER's private table P_private, and THIEF's

@@ -26,13 +26,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap finish EXIT
 setup_db
 
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_part_a;
-GRANT CREATE ON SCHEMA public TO sec_part_a, sec_part_thief;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_part_a;
-SQL
-map_reader sec_part_a wh >/dev/null
+admin_on_wh sec_part_a sec_part_thief
 whq -c "DROP TABLE IF EXISTS sec_part_t" \
     -c "CREATE TABLE sec_part_t (id int PRIMARY KEY, v text, synced_at timestamp)" \
     -c "INSERT INTO sec_part_t SELECT g, 'v' || g, '2026-11-28' FROM generate_series(1, 20) g"

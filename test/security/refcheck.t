@@ -25,13 +25,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap finish EXIT
 setup_db
 
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_ref_a;
-GRANT CREATE ON SCHEMA public TO sec_ref_a, sec_ref_thief;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_ref_a;
-SQL
-map_reader sec_ref_a wh >/dev/null
+admin_on_wh sec_ref_a sec_ref_thief
 whq -c "DROP TABLE IF EXISTS sec_ref_t" \
     -c "CREATE TABLE sec_ref_t (id int PRIMARY KEY, dim int, synced_at timestamp)" \
     -c "INSERT INTO sec_ref_t VALUES (1, 10, '2026-11-28'), (2, 20, '2026-11-28')"

@@ -24,15 +24,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap 'finish' EXIT
 setup_db
 
-su_server wh treble_test.wh_odbc >/dev/null
+admin_on_wh sec_set_owner sec_set_caller
 sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_set_owner;
-GRANT CREATE ON SCHEMA public TO sec_set_owner, sec_set_caller;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_set_owner;
 GRANT EXECUTE ON FUNCTION treble_sync.sync_table(text) TO sec_set_caller;
 GRANT sec_set_owner TO sec_set_caller;
 SQL
-map_reader sec_set_owner wh >/dev/null
 map_reader postgres wh >/dev/null
 
 whq >/dev/null <<'SQL'

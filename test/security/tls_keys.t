@@ -28,12 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 
 TMP=$(mktemp -d /tmp/sec_tls.XXXXXX)
-DSNS=()
 cleanup() {
-    local d
-    for d in "${DSNS[@]}"; do
-        odbcinst -u -s -l -n "$d" >/dev/null 2>&1
-    done
     rm -rf "$TMP"
     finish
 }
@@ -47,11 +42,7 @@ fi
 source "$TS_DIR/env"
 CA=$TS_TLS_DIR/ca.crt
 
-sq >/dev/null <<SQL
-GRANT treble_sync_admin TO sec_tls_user;
-GRANT CREATE ON SCHEMA public TO sec_tls_user;
-GRANT USAGE ON FOREIGN DATA WRAPPER treble_sync TO sec_tls_user;
-SQL
+fdw_user sec_tls_user
 PGOPTIONS="-c client_min_messages=warning" psql -X -q -At -h "$TS_SOCK" -p "$TS_WHTLS_PORT" -U postgres -d wh \
     -c "DROP TABLE IF EXISTS sec_tls_t" \
     -c "CREATE TABLE sec_tls_t (id int PRIMARY KEY, v text, synced_at timestamp)" \
@@ -122,17 +113,6 @@ else
 fi
 
 # --- the administrator's DSNs, and what a role's string may add to them
-add_dsn() {
-    local name=$1 kv
-    shift
-    odbcinst -u -s -l -n "$name" >/dev/null 2>&1
-    {
-        echo "[$name]"
-        for kv in "$@"; do echo "$kv"; done
-    } >"$TMP/$name.ini"
-    odbcinst -i -s -l -f "$TMP/$name.ini" >/dev/null
-    DSNS+=("$name")
-}
 if [[ $(id -u) -eq 0 ]]; then
     D=sec_tls_$TS_DEST_PORT
     add_dsn ${D}_pg "Driver=PostgreSQL Unicode" "Servername=localhost" "Port=$TS_WHTLS_PORT" \

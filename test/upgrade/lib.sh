@@ -14,12 +14,6 @@ PG_CONFIG=$PG_BIN/pg_config
 PKGLIBDIR=$("$PG_CONFIG" --pkglibdir)
 EXTDIR=$("$PG_CONFIG" --sharedir)/extension
 
-n=0
-failed=0
-ok()   { n=$((n + 1)); echo "ok $n - $1"; }
-nok()  { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-diag() { printf '%s\n' "$*" | head -c 4000 | sed 's/^/#   /'; }
-# check NAME EXPECTED ACTUAL
 # shellcheck source=../tap.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 # same NAME FILE1 FILE2: the two files are equal, else their diff is shown

@@ -14,32 +14,13 @@
 # sourced. Prints TAP.
 
 set -u
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() {
-    if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   expected: $2"; echo "#        got: $3"; fi
-}
 DB=ts_attack_bytes
-q()  { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
-    -c "CREATE DATABASE $DB" >/dev/null
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION treble_sync"
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+fresh_db
 
 if [[ -n ${TS_MARIADB_PORT:-} ]]; then
-    my() { mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh "$@"; }
-    q <<'SQL'
-SET client_min_messages = warning;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER m FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
-                   current_setting('treble_test.mariadb_odbc'));
-    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER m OPTIONS (user %L, password %L)',
-                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
-END
-$$;
-SQL
+    add_server m mariadb login
     my <<'SQL'
 DROP TABLE IF EXISTS attack_texts;
 CREATE TABLE attack_texts (k VARCHAR(40) PRIMARY KEY, note MEDIUMTEXT, l1 VARCHAR(40) CHARACTER SET latin1,
@@ -74,17 +55,7 @@ SQL
 fi
 
 if [[ -n ${TS_CLICKHOUSE_PORT:-} ]]; then
-    ch() { python3 "$(dirname "$0")/clickhouse_sql.py"; }
-    q <<'SQL'
-SET client_min_messages = warning;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER c FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
-                   current_setting('treble_test.clickhouse_odbc'));
-END
-$$;
-CREATE USER MAPPING FOR CURRENT_USER SERVER c;
-SQL
+    add_server c clickhouse
     ch <<'SQL'
 DROP TABLE IF EXISTS attack_fixed;
 CREATE TABLE attack_fixed (k String, f FixedString(3), lc LowCardinality(String), s String, synced_at DateTime64(6)) ENGINE = MergeTree ORDER BY k;

@@ -30,40 +30,15 @@
 
 set -u
 
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-# check NAME EXPECTED ACTUAL
-check() {
-    if [[ $2 == "$3" ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        echo "#   expected: $2"
-        echo "#        got: $3"
-    fi
-}
-
 DB=ts_bad_input
-q()  { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 wh() { sqlite3 -batch "$TS_SQLITE_DB"; }
 watermark() { q -c "SELECT coalesce(watermark, 'none') FROM treble_sync.tables WHERE name = '$1'"; }
 sync() { q -F ' ' -c "SELECT status, rows_inserted, rows_updated FROM treble_sync.sync_table('$1')"; }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
-    -c "CREATE DATABASE $DB" >/dev/null
-q <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION treble_sync;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER w FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
-                   current_setting('treble_test.sqlite_odbc'));
-END
-$$;
-CREATE USER MAPPING FOR CURRENT_USER SERVER w;
-SQL
+fresh_db
+add_server w sqlite
 
 HINT="HINT: Store timestamps as text in the form 'YYYY-MM-DD HH:MM:SS', with up to six fraction digits, as datetime() writes them."
 
@@ -160,17 +135,7 @@ check "fixed, it converges" "success 3 0" "$(sync events)"
 
 # --- ClickHouse: String bytes that are not UTF-8, or a NUL
 if [[ -n ${TS_CLICKHOUSE_PORT:-} ]]; then
-    ch() { python3 "$(dirname "$0")/clickhouse_sql.py"; }
-    q <<'SQL'
-SET client_min_messages = warning;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER c FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
-                   current_setting('treble_test.clickhouse_odbc'));
-END
-$$;
-CREATE USER MAPPING FOR CURRENT_USER SERVER c;
-SQL
+    add_server c clickhouse
     ch <<'SQL'
 DROP TABLE IF EXISTS bad_input_texts;
 CREATE TABLE bad_input_texts (k String, note Nullable(String), synced_at DateTime64(6)) ENGINE = MergeTree ORDER BY k;
@@ -207,18 +172,7 @@ fi
 
 # --- MariaDB: a NUL in a value; a latin1 column
 if [[ -n ${TS_MARIADB_PORT:-} ]]; then
-    my() { mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh; }
-    q <<'SQL'
-SET client_min_messages = warning;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER m FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
-                   current_setting('treble_test.mariadb_odbc'));
-    EXECUTE format('CREATE USER MAPPING FOR CURRENT_USER SERVER m OPTIONS (user %L, password %L)',
-                   current_setting('treble_test.wh_user'), current_setting('treble_test.wh_password'));
-END
-$$;
-SQL
+    add_server m mariadb login
     my <<'SQL'
 DROP TABLE IF EXISTS bad_input_texts;
 CREATE TABLE bad_input_texts (k VARCHAR(20) PRIMARY KEY, note VARCHAR(20), l1 VARCHAR(20) CHARACTER SET latin1,

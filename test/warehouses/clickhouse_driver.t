@@ -20,35 +20,17 @@
 # sourced. Prints TAP.
 
 set -u
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() {
-    if [[ $2 == "$3" ]]; then ok "$1"; else nok "$1"; echo "#   expected: $2"; echo "#        got: $3"; fi
-}
 
+DB=ts_clickhouse_driver
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 if [[ -z ${TS_CLICKHOUSE_PORT:-} ]]; then
     echo "1..0 # SKIP no ClickHouse warehouse"
     exit 0
 fi
 
-DB=ts_clickhouse_driver
-q()  { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-ch() { python3 "$(dirname "$0")/clickhouse_sql.py"; }
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
-    -c "CREATE DATABASE $DB" >/dev/null
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION treble_sync"
-q <<'SQL'
-SET client_min_messages = warning;
-DO $$
-BEGIN
-    EXECUTE format('CREATE SERVER c FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string %L)',
-                   current_setting('treble_test.clickhouse_odbc'));
-END
-$$;
-CREATE USER MAPPING FOR CURRENT_USER SERVER c;
-SQL
+fresh_db
+add_server c clickhouse
 
 # ---------------------------------------------------------------------------
 # text: every hostile text as a key and as a value, on a first load (read)

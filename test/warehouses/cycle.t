@@ -63,21 +63,8 @@ set -u
 # .ci/clusters started its engine (TS_CLICKHOUSE_PORT; see
 # docs/warehouses.md), and is reported missing otherwise.
 read -r -a WAREHOUSES <<<"${TS_WAREHOUSES:-postgresql mariadb sqlite clickhouse}"
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-# check NAME EXPECTED ACTUAL
-check() {
-    if [[ $2 == "$3" ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        echo "#   expected: $2"
-        echo "#        got: $3"
-    fi
-}
-
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 

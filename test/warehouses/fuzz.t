@@ -80,10 +80,8 @@ export PGTZ=UTC
 PSQL=psql
 [[ -x ${TS_PG_BIN:-}/psql ]] && PSQL=$TS_PG_BIN/psql
 
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 TMP=$(mktemp -d)
 [[ -n ${TS_FUZZ_KEEP:-} ]] || trap 'rm -rf "$TMP"' EXIT

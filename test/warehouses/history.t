@@ -31,15 +31,8 @@
 # sourced. Prints TAP. TS_KEEP_DB=1 leaves the database ts_history behind.
 
 set -u
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-# is GOT WANT NAME
-is() {
-    if [[ "$1" == "$2" ]]; then ok "$3"; else nok "$3"; printf '#   got:  %s\n#   want: %s\n' "$1" "$2" | head -40; fi
-}
-
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 DB=ts_history
 q()  { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 qe() { psql -X -q -At -d "$DB" "$@" 2>&1; }     # errors as text

@@ -60,10 +60,8 @@ SEED=${TS_RANDOM_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000000 ))}
 # a warehouse stops after this many failing cycles (the rest would repeat them)
 MAX_FAILURES=3
 
-n=0
-failed=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

@@ -41,29 +41,8 @@ set -u
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 read -r -a WAREHOUSES <<<"${TS_WAREHOUSES:-postgresql mariadb sqlite clickhouse}"
 n=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; }
-skip() { n=$((n + 1)); echo "ok $n # skip $1"; }
-check() {
-    if [[ $2 == "$3" ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        echo "#   expected: $2"
-        echo "#        got: $3"
-    fi
-}
-# like: NAME PATTERN ACTUAL (bash glob)
-like() {
-    # shellcheck disable=SC2053
-    if [[ $3 == $2 ]]; then
-        ok "$1"
-    else
-        nok "$1"
-        echo "#   expected to match: $2"
-        echo "#                 got: $3" | head -5
-    fi
-}
+# shellcheck source=../tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 "$REPO/.ci/clusters" tls "$TS_DIR" >/dev/null 2>&1 \
     || { echo "1..0 # skip the TLS warehouses could not be started (.ci/clusters tls)"; exit 0; }
@@ -230,16 +209,16 @@ run_warehouse() {
 
     # --- refused at add_table
     out=$(add_table_error other_ca)
-    like "$W: a connection trusting another CA is refused, as a certificate problem" \
+    match "$W: a connection trusting another CA is refused, as a certificate problem" \
         "*certificate*" "$out"
     check "$W: and nothing is registered" "0" "$(q -c "SELECT count(*) FROM treble_sync.tables WHERE name = 'fact_other_ca'")"
     out=$(add_table_error plain)
     case $W in
-        postgresql) like "$W: plain text to the TLS-only server is refused, saying no encryption" "*no encryption*" "$out" ;;
+        postgresql) match "$W: plain text to the TLS-only server is refused, saying no encryption" "*no encryption*" "$out" ;;
         # MariaDB answers a plain-text login to a require_secure_transport
         # server with its usual "Access denied": the hint names TLS
-        mariadb) like "$W: plain text to the TLS-only server is refused" "*Access denied*" "$out" ;;
-        clickhouse) like "$W: plain text to the TLS port is refused, as HTTP sent to HTTPS" "*plain HTTP request was sent to HTTPS port*" "$out" ;;
+        mariadb) match "$W: plain text to the TLS-only server is refused" "*Access denied*" "$out" ;;
+        clickhouse) match "$W: plain text to the TLS port is refused, as HTTP sent to HTTPS" "*plain HTTP request was sent to HTTPS port*" "$out" ;;
     esac
     check "$W: and nothing is registered" "0" "$(q -c "SELECT count(*) FROM treble_sync.tables WHERE name = 'fact_plain'")"
 
@@ -249,12 +228,12 @@ run_warehouse() {
     "$REPO/.ci/clusters" cert "$TS_DIR" wrong-host >/dev/null 2>&1
     out=$(sync)
     check "$W: a certificate for another host name fails the cycle at once, nothing pulled" "failed 1 0" "$out"
-    like "$W: and the error says the certificate does not verify" "*ertificate*" "$(cat "$TMP/error")"
+    match "$W: and the error says the certificate does not verify" "*ertificate*" "$(cat "$TMP/error")"
     check "$W: and the copy is unchanged" "$fp" "$(fingerprint)"
     "$REPO/.ci/clusters" cert "$TS_DIR" untrusted >/dev/null 2>&1
     out=$(sync)
     check "$W: a certificate of an untrusted CA fails the cycle at once, nothing pulled" "failed 1 0" "$out"
-    like "$W: and the error says the certificate does not verify" "*ertificate*" "$(cat "$TMP/error")"
+    match "$W: and the error says the certificate does not verify" "*ertificate*" "$(cat "$TMP/error")"
     check "$W: and the copy is unchanged" "$fp" "$(fingerprint)"
     # the server's connection string loses its TLS: plain text to the
     # TLS-only server, refused at once
@@ -299,7 +278,7 @@ run_warehouse() {
         out=$(q -c "SET client_min_messages = warning" \
                 -c "SELECT treble_sync.add_table('fact', 'verified', key_columns => '{id}', local_table => 'fact_again', name => 'fact_again')" \
                 -c "SELECT treble_sync.add_table('fact', 'other_ca', key_columns => '{id}', local_table => 'fact_other_ca', name => 'fact_other_ca')" 2>&1)
-        like "$W: a session that used one CA is refused a connection naming another" "*TLS settings*" "$out"
+        match "$W: a session that used one CA is refused a connection naming another" "*TLS settings*" "$out"
         check "$W: and nothing is registered" "0" "$(q -c "SELECT count(*) FROM treble_sync.tables WHERE name = 'fact_other_ca'")"
     fi
 }
