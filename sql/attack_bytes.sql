@@ -100,7 +100,10 @@ SELECT key, times_seen FROM treble_sync.quarantine WHERE table_name = 'hostile' 
 -- onto U+0000..U+FFFF ('0' || U+100031 reads as '01'), so each is read as
 -- its stored bytes: a value that is no date, number or time is a bad row,
 -- and a cursor in no comparable form fails the cycle, never a value or a
--- cut made up.  Integers are read as stored too ('0x1F' is not 31, 1.5 not 1).
+-- cut made up.  Integers are read as stored too (1.5 is not 1), and the
+-- copy's input function judges them: '0x1F' is a bad row on 15, while
+-- PostgreSQL 16 on reads it as 31 itself (non-decimal integer input):
+-- expected/attack_bytes_1.out is this file's output there.
 --
 SELECT $$
 CREATE TABLE plane16 (k TEXT PRIMARY KEY, d DATE, n NUMERIC, i INTEGER, t TIMESTAMP, synced_at TIMESTAMP);

@@ -113,14 +113,18 @@ FROM dblink_get_result('caller') AS t(status text, attempts int);
 SELECT dblink_get_result('caller') \g /dev/null
 
 -- 4. a warehouse that accepts connections and never answers: the login timeout
-\! perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 5) or die; open(F, ">", "/tmp/treble_sync_silent_port"); print F $s->sockport; close F; open(F, ">", "/tmp/treble_sync_silent_pid"); print F $$; close F; while ($c = $s->accept) { push @keep, $c }' >/dev/null 2>&1 &
-SELECT pg_sleep(0.5) \g /dev/null
+-- (its port and pid in files named after this psql, $PPID of its shells,
+-- so that runs beside each other do not share them; waited for, not slept
+-- on, since a busy machine may start perl late)
+\! perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 5) or die; open(F, ">", "$ARGV[0].new"); print F $s->sockport; close F; rename("$ARGV[0].new", $ARGV[0]); open(F, ">", $ARGV[1]); print F $$; close F; while ($c = $s->accept) { push @keep, $c }' /tmp/treble_sync_silent_port.$PPID /tmp/treble_sync_silent_pid.$PPID >/dev/null 2>&1 &
+\! for i in $(seq 1 300); do [ -s /tmp/treble_sync_silent_port.$PPID ] && break; sleep 0.1; done
+\set silent_port `cat /tmp/treble_sync_silent_port.$PPID`
 SELECT format('ALTER SERVER flaky OPTIONS (SET connection_string %L)',
-              'Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=' || pg_read_file('/tmp/treble_sync_silent_port') || ';Database=wh')
+              'Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=' || :'silent_port' || ';Database=wh')
 \gexec
 SELECT is(status, 'failed', 'a silent warehouse fails the cycle at the login timeout')
 FROM treble_sync.sync_table('ops_flaky');
-\! kill $(cat /tmp/treble_sync_silent_pid) 2>/dev/null; rm -f /tmp/treble_sync_silent_port /tmp/treble_sync_silent_pid
+\! for i in $(seq 1 50); do [ -s /tmp/treble_sync_silent_pid.$PPID ] && break; sleep 0.1; done; kill $(cat /tmp/treble_sync_silent_pid.$PPID) 2>/dev/null; rm -f /tmp/treble_sync_silent_port.$PPID /tmp/treble_sync_silent_pid.$PPID
 
 -- 5. retention: run rows older than treble_sync.run_retention go
 UPDATE treble_sync.runs SET started_at = now() - interval '3 days', finished_at = now() - interval '3 days'

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 #
-# pg_upgrade with treble_sync in use: a cluster of the old major (TS_PG_BIN,
-# Debian's 15 in CI) with registrations of each mode, cycles run, a failed
-# run and history versions is upgraded with pg_upgrade to the new major
-# (TS_UPGRADE_BIN, the bin directory of an installation of 17 or 18 with
-# the extension, pg_cron and pgTAP installed: .ci/pgmajor NN setup, then
-# .ci/pgmajor NN extension DIR), following the steps of docs/deployment.md
+# pg_upgrade with treble_sync in use: a cluster of the old major (TS_PG_BIN;
+# in CI the assert-enabled 15.18 of .ci/pgdebug, then Debian's 15.20) with
+# registrations of each mode, cycles run, a failed run and history versions
+# is upgraded with pg_upgrade to the new major (TS_UPGRADE_BIN, the bin
+# directory of an installation of 17 or 18 with the extension installed:
+# .ci/pgmajor NN --cassert setup, then .ci/pgmajor NN --cassert extension
+# DIR; pg_cron is not needed), following the steps of docs/deployment.md
 # ("Upgrading PostgreSQL"). Then on the new major:
 #
 #   catalog     every registration, watermark, run row and history version

@@ -53,6 +53,20 @@ TABLES=(up_sends up_versions up_events up_rates up_people up_month up_fail up_li
 # SQL on the SQLite warehouse (a file)
 liteq() { sqlite3 -batch -bail -noheader -separator '|' "$TS_SQLITE_DB" "$@"; }
 
+# 0.1.0's cycle workers fail Assert(s->prevSecContext == 0) when they exit
+# (the owner's security-restricted context outlived the cycle's commit;
+# fixed in 0.2.0, NEWS.md), and on a server built with assertions each such
+# failure restarts every process of the server: the previous release's
+# cycles cannot run there. The suite runs against a server without them
+# (.ci/run's debian pass).
+if [[ $(qd postgres -c "SHOW debug_assertions") == on ]] &&
+        [[ $(previous_release) == @(v0.1.0|$FIRST_RELEASE_COMMIT) ]]; then
+    echo "1..0 # SKIP the previous release (0.1.0) fails an assertion in every cycle worker of an assert-enabled server"
+    trap - EXIT
+    rm -rf "$TMP"
+    exit 0
+fi
+
 echo "1..49"
 
 cleanup() {
