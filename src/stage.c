@@ -1459,10 +1459,13 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		if (state.is_masked[i] && state.salt == NULL)
 			state.salt = CatalogMaskSalt(cfg->owner);
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
-		/* as deparse.c selected it */
+		/*
+		 * as deparse.c selected it; through psqlODBC in a UTF-8 locale,
+		 * every value as the server's text (OdbcCharIsUtf8())
+		 */
 		state.text_as_bytes[i] = !state.is_binary[i] &&
 			!ListHasName(cfg->absent_columns, name) &&
-			DeparseTextAsBytes(cfg, conn, name);
+			(DeparseTextAsBytes(cfg, conn, name) || OdbcCharIsUtf8(conn));
 		if (cfg->cursor_column && strcmp(name, cfg->cursor_column) == 0)
 			cursor_col = i;
 		if (cfg->event_column && strcmp(name, cfg->event_column) == 0)
