@@ -292,11 +292,12 @@ check_text_bytes(const char *p, size_t len)
 {
 	if (is_inexact_real(p, len))
 		return BAD_VALUE_INEXACT_REAL;
+	/* a NUL fails the check too: look for one only then, to say which */
+	if (pg_verify_mbstr(PG_UTF8, p, (int) len, true))
+		return BAD_VALUE_NONE;
 	if (memchr(p, '\0', len) != NULL)
 		return BAD_VALUE_NUL;
-	if (!pg_verify_mbstr(PG_UTF8, p, (int) len, true))
-		return BAD_VALUE_UTF8;
-	return BAD_VALUE_NONE;
+	return BAD_VALUE_UTF8;
 }
 
 /* Add the rows and bytes read since the last report to the progress. */
