@@ -147,3 +147,67 @@ BEGIN
     UPDATE bench.fdw_state SET watermark = greatest(prev, cut) WHERE copy_table = copy_tbl;
 END
 $fn$;
+
+-- The floor of an incremental cycle: the local writes the cycle makes,
+-- from staging tables that already hold what it pulled, by plain SQL.
+-- bench.floor_stage (not timed) pulls through postgres_fdw, as of the
+-- warehouse's cut T, what a treble_sync cycle of the copy pulls: the delta
+-- (watermark < synced_at <= T, whole rows) into bench.floor_delta and the
+-- keys of the hot window (scheduled_at >= date_trunc('day', T) - 3 days)
+-- into bench.floor_keys, both analyzed. bench.floor_apply (timed), in one
+-- transaction: the corrections (UPDATE of the keys the copy has), the new
+-- rows (INSERT of the others), the window refresh (DELETE of the copy's
+-- window rows whose key the warehouse no longer has), the watermark. The
+-- copy's watermark is kept in bench.fdw_state.
+CREATE FUNCTION bench.floor_stage(copy_tbl regclass, src regclass) RETURNS bigint
+LANGUAGE plpgsql SET client_min_messages = warning AS $fn$
+DECLARE
+    prev  timestamptz;
+    cut   timestamptz;
+    staged bigint;
+BEGIN
+    SELECT watermark INTO STRICT prev FROM bench.fdw_state WHERE copy_table = copy_tbl;
+    EXECUTE format('SELECT max(synced_at) FROM %s', src) INTO cut;
+    DROP TABLE IF EXISTS bench.floor_delta, bench.floor_keys, bench.floor_cut;
+    EXECUTE format('CREATE TABLE bench.floor_delta AS SELECT * FROM %s WHERE synced_at > $1 AND synced_at <= $2',
+                   src) USING prev, cut;
+    GET DIAGNOSTICS staged = ROW_COUNT;
+    EXECUTE format('CREATE TABLE bench.floor_keys AS SELECT campaign_send_id FROM %s
+                     WHERE scheduled_at >= $1 AND synced_at <= $2', src)
+        USING date_trunc('day', cut) - interval '3 days', cut;
+    CREATE TABLE bench.floor_cut AS SELECT cut;
+    ANALYZE bench.floor_delta, bench.floor_keys;
+    RETURN staged;
+END
+$fn$;
+
+CREATE FUNCTION bench.floor_apply(copy_tbl regclass,
+                                  OUT updated bigint, OUT inserted bigint, OUT deleted bigint)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    cut   timestamptz := (SELECT c.cut FROM bench.floor_cut c);
+BEGIN
+    EXECUTE format($sql$
+        UPDATE %s AS t SET
+             campaign_id = s.campaign_id, account_id = s.account_id, user_id = s.user_id,
+             message_id = s.message_id, channel = s.channel, status = s.status,
+             subject = s.subject, cost = s.cost, revenue = s.revenue,
+             scheduled_at = s.scheduled_at, created_at = s.created_at, synced_at = s.synced_at
+          FROM bench.floor_delta AS s
+         WHERE t.campaign_send_id OPERATOR(pg_catalog.=) s.campaign_send_id$sql$, copy_tbl);
+    GET DIAGNOSTICS updated = ROW_COUNT;
+    EXECUTE format($sql$
+        INSERT INTO %1$s SELECT s.* FROM bench.floor_delta AS s
+         WHERE NOT EXISTS (SELECT FROM %1$s AS t
+                            WHERE t.campaign_send_id OPERATOR(pg_catalog.=) s.campaign_send_id)$sql$, copy_tbl);
+    GET DIAGNOSTICS inserted = ROW_COUNT;
+    EXECUTE format($sql$
+        DELETE FROM %s AS t
+         WHERE t.scheduled_at >= $1
+           AND NOT EXISTS (SELECT FROM bench.floor_keys AS k
+                            WHERE k.campaign_send_id OPERATOR(pg_catalog.=) t.campaign_send_id)$sql$, copy_tbl)
+        USING date_trunc('day', cut) - interval '3 days';
+    GET DIAGNOSTICS deleted = ROW_COUNT;
+    UPDATE bench.fdw_state SET watermark = greatest(watermark, cut) WHERE copy_table = copy_tbl;
+END
+$fn$;

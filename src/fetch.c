@@ -11,7 +11,9 @@
  * ODBC binary form, binary data as bytes, text the caller asks for as
  * stored as bytes too (FETCH_UTF8: SQLite's driver drops bytes that are
  * not UTF-8 on the way to UTF-16, and maps U+100000..U+10FFFF onto the
- * first plane; there every column but bytea is read so), and everything
+ * first plane; there every column but bytea is read so; through
+ * psqlODBC's Unicode driver in a UTF-8 locale every column but bytea is
+ * read as the server's text, SQL_C_CHAR, see OdbcCharIsUtf8()), and everything
  * else as UTF-16 text
  * (SQL_C_WCHAR): dates and times too, so that the copy's own input
  * functions read them (an ODBC timestamp structure has no era, no
@@ -227,7 +229,17 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary,
 		rc = SQLDescribeColW(stmt, i + 1, name, lengthof(name), &name_len,
 							 &sql_type, &size, &digits, &nullable);
 		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "describing a remote result");
-		if (is_binary[i] || (text_as_bytes && text_as_bytes[i]))
+		if (!is_binary[i] && text_as_bytes && text_as_bytes[i] && OdbcCharIsUtf8(conn))
+		{
+			/*
+			 * The server's text as sent, whatever the type (odbc.c): a slot
+			 * of as many bytes as a UTF-16 one, terminator included.
+			 */
+			c->kind = FETCH_UTF8;
+			c->c_type = SQL_C_CHAR;
+			c->width = slot_width(sql_type, size, false);
+		}
+		else if (is_binary[i] || (text_as_bytes && text_as_bytes[i]))
 		{
 			c->kind = is_binary[i] ? FETCH_BINARY : FETCH_UTF8;
 			c->c_type = SQL_C_BINARY;
@@ -271,7 +283,10 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary,
 			bool		bytes = b->cols[i].kind == FETCH_BINARY || b->cols[i].kind == FETCH_UTF8;
 
 			b->cols[i].kind = bytes ? b->cols[i].kind : FETCH_TEXT;
-			b->cols[i].c_type = bytes ? SQL_C_BINARY : SQL_C_WCHAR;
+			if (!bytes)
+				b->cols[i].c_type = SQL_C_WCHAR;
+			else if (b->cols[i].c_type != SQL_C_CHAR)
+				b->cols[i].c_type = SQL_C_BINARY;
 		}
 		b->max_rows = 1;
 		return b;
@@ -298,6 +313,13 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary,
 		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "binding a column of a remote result");
 	}
 	return b;
+}
+
+/* The bytes of the terminator the driver writes after a value of a C type. */
+static size_t
+terminator_len(SQLSMALLINT c_type)
+{
+	return c_type == SQL_C_WCHAR ? sizeof(SQLWCHAR) : c_type == SQL_C_CHAR ? 1 : 0;
 }
 
 /* How column col (from 0) of a block is handed out by FetchValue. */
@@ -366,7 +388,7 @@ FetchNextBlock(FetchBlock *b)
 static ssize_t
 read_whole_restarting(FetchBlock *b, int col, SQLSMALLINT c_type)
 {
-	size_t		term = (c_type == SQL_C_WCHAR) ? sizeof(SQLWCHAR) : 1;
+	size_t		term = Max(terminator_len(c_type), 1);
 
 	for (int attempt = 0;; attempt++)
 	{
@@ -417,7 +439,7 @@ read_whole_restarting(FetchBlock *b, int col, SQLSMALLINT c_type)
 static ssize_t
 read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
 {
-	size_t		term = (c_type == SQL_C_WCHAR) ? sizeof(SQLWCHAR) : 0;
+	size_t		term = terminator_len(c_type);
 	size_t		len = 0;
 
 	if (b->whole == NULL)
@@ -514,7 +536,7 @@ FetchValue(FetchBlock *b, int row, int col, const char **data, size_t *len)
 
 	if (b->bound)
 	{
-		SQLLEN		room = c->width - (c->kind == FETCH_TEXT ? sizeof(SQLWCHAR) : 0);
+		SQLLEN		room = c->width - terminator_len(c->c_type);
 
 		/* hex comes from ClickHouse only, which is read a row at a time */
 		Assert(!c->hex);

@@ -1391,6 +1391,29 @@ OdbcTextAsBytes(OdbcConn *conn)
 }
 
 /*
+ * Whether every value of a pull can be read as the bytes the warehouse
+ * sent, through the driver's SQL_C_CHAR, rather than as UTF-16 or a binary
+ * integer: psqlODBC's Unicode driver (psqlodbcw), whose connection's
+ * client_encoding is UTF8, when this process's LC_CTYPE is UTF-8 too.
+ * There psqlODBC hands over the server's text unchanged (a text value is
+ * converted to the locale's encoding only when that is not the client's,
+ * and then through UTF-8 both ways), where UTF-16 costs it a conversion,
+ * a buffer per value and a second conversion back here, and an integer a
+ * strtoll() and a printing back.  The text is what the server's output
+ * functions wrote, or a date or time cast to text (deparse.c), which
+ * psqlODBC passes on as it does any text; the bytes are checked as UTF-8
+ * (stage.c).  The ANSI driver's SQL_C_CHAR is in the database's encoding,
+ * and in another locale text would be converted: both keep UTF-16.
+ */
+bool
+OdbcCharIsUtf8(OdbcConn *conn)
+{
+	return driver_is(conn, DRIVER_PSQLODBC) &&
+		strstr(conn->driver_name, "psqlodbcw") != NULL &&
+		pg_get_encoding_from_locale(NULL, false) == PG_UTF8;
+}
+
+/*
  * Make every later statement of this connection read one snapshot of the
  * warehouse, for a group's cycle: its members' cuts and pulls then see the
  * warehouse as it was at one moment.  PostgreSQL: one REPEATABLE READ,

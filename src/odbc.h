@@ -85,6 +85,7 @@ extern bool OdbcDriverIsSqlite(OdbcConn *conn);
 extern bool OdbcDriverIsClickHouse(OdbcConn *conn);
 extern void OdbcClickHouseEscape(StringInfo buf, const char *s);
 extern bool OdbcTextAsBytes(OdbcConn *conn);
+extern bool OdbcCharIsUtf8(OdbcConn *conn);
 extern bool OdbcDriverStreams(OdbcConn *conn);
 extern bool OdbcDeclaredSizesHold(OdbcConn *conn);
 extern const char *OdbcDriverDescription(OdbcConn *conn);

@@ -292,11 +292,12 @@ check_text_bytes(const char *p, size_t len)
 {
 	if (is_inexact_real(p, len))
 		return BAD_VALUE_INEXACT_REAL;
+	/* a NUL fails the check too: look for one only then, to say which */
+	if (pg_verify_mbstr(PG_UTF8, p, (int) len, true))
+		return BAD_VALUE_NONE;
 	if (memchr(p, '\0', len) != NULL)
 		return BAD_VALUE_NUL;
-	if (!pg_verify_mbstr(PG_UTF8, p, (int) len, true))
-		return BAD_VALUE_UTF8;
-	return BAD_VALUE_NONE;
+	return BAD_VALUE_UTF8;
 }
 
 /* Add the rows and bytes read since the last report to the progress. */
@@ -1459,10 +1460,13 @@ stage_load(StageTarget *target, TableConfig *cfg, OdbcConn *conn, SQLHSTMT stmt,
 		if (state.is_masked[i] && state.salt == NULL)
 			state.salt = CatalogMaskSalt(cfg->owner);
 		state.is_binary[i] = get_atttype(stage_relid, i + 1) == BYTEAOID;
-		/* as deparse.c selected it */
+		/*
+		 * as deparse.c selected it; through psqlODBC in a UTF-8 locale,
+		 * every value as the server's text (OdbcCharIsUtf8())
+		 */
 		state.text_as_bytes[i] = !state.is_binary[i] &&
 			!ListHasName(cfg->absent_columns, name) &&
-			DeparseTextAsBytes(cfg, conn, name);
+			(DeparseTextAsBytes(cfg, conn, name) || OdbcCharIsUtf8(conn));
 		if (cfg->cursor_column && strcmp(name, cfg->cursor_column) == 0)
 			cursor_col = i;
 		if (cfg->event_column && strcmp(name, cfg->event_column) == 0)
