@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -203,9 +204,376 @@ LocalSetList(TableConfig *cfg, const char *alias)
 uint64
 LocalRunSql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
 {
-	int			rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+	return LocalRunSqlLimited(sql, nargs, types, values, expected, 0);
+}
 
+/*
+ * LocalRunSql() returning at most limit rows (0: all).  Every statement a
+ * cycle runs on the copy passes here, and is logged at DEBUG1 in a stable
+ * form ("treble_sync local SQL: ..."), as the warehouse's are by odbc.c
+ * ("treble_sync remote SQL: ..."): the text only, never a parameter's
+ * value.
+ */
+uint64
+LocalRunSqlLimited(const char *sql, int nargs, Oid *types, Datum *values, int expected,
+				   long limit)
+{
+	int			rc;
+
+	Assert(sql != NULL && limit >= 0);
+	ereport(DEBUG1, (errmsg_internal("treble_sync local SQL: %s", sql)));
+	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, limit);
 	if (rc != expected)
 		elog(ERROR, "treble_sync statement failed (SPI code %d): %s", rc, sql);
 	return SPI_processed;
+}
+
+/*
+ * A key of the copy's type as the quarantine writes it (stage.c's
+ * line_key(): the key columns' text, in the order of the synced columns,
+ * ", " between), as an SQL expression over alias.  Exact for the integer
+ * and text keys the key-only window check takes; for another type the text
+ * may differ from the warehouse's, and a quarantined key is then pulled
+ * again and not resolved, which costs a pull and loses nothing.
+ */
+char *
+LocalQuarantineKey(TableConfig *cfg, const char *alias)
+{
+	StringInfoData expr;
+	ListCell   *lc;
+
+	initStringInfo(&expr);
+	appendStringInfoString(&expr, "pg_catalog.concat_ws(', '");
+	foreach(lc, cfg->columns)
+		if (ListHasName(cfg->key_columns, lfirst(lc)))
+			appendStringInfo(&expr, ", CAST(%s.%s AS pg_catalog.text)", alias,
+							 quote_identifier(lfirst(lc)));
+	appendStringInfoChar(&expr, ')');
+	return expr.data;
+}
+
+/*
+ * The statements a cycle runs on the copy, each built by one function
+ * below from named pieces, so that a reader sees every statement whole in
+ * one place, and explain_cycle() shows the same text the cycle runs.
+ * Values are parameters ($1, $2, ...), never part of the text.
+ */
+
+/* One row if the copy holds any: count(*) of at most one row. */
+char *
+LocalCopyIsEmptySql(TableConfig *cfg)
+{
+	return psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT 1) e",
+					LocalTableName(cfg->local_relid));
+}
+
+/*
+ * The copy's rows, all of them or (in_window) those whose event lies in
+ * [$1, $2): what the mass-delete guard weighs a deletion against.
+ */
+char *
+LocalCountSql(TableConfig *cfg, bool in_window)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT pg_catalog.count(*) FROM %s t",
+					 LocalTableName(cfg->local_relid));
+	if (in_window)
+	{
+		const char *ev = quote_identifier(cfg->event_column);
+
+		Assert(cfg->event_column != NULL);
+		appendStringInfo(&sql, " WHERE t.%s OPERATOR(pg_catalog.>=) $1"
+						 " AND t.%s OPERATOR(pg_catalog.<) $2", ev, ev);
+	}
+	return sql.data;
+}
+
+/* Gathering the copy's statistics. */
+char *
+LocalAnalyzeSql(TableConfig *cfg)
+{
+	return psprintf("ANALYZE %s", LocalTableName(cfg->local_relid));
+}
+
+/* An index of the staged rows by key. */
+char *
+LocalStageIndexSql(TableConfig *cfg)
+{
+	return psprintf("CREATE INDEX ON " STAGE_TABLE " (%s)",
+					LocalColumnList(cfg->key_columns, NULL));
+}
+
+/* One row if a key is staged more than once. */
+char *
+LocalStageRepeatedKeySql(TableConfig *cfg)
+{
+	return psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1"
+					" FROM " STAGE_TABLE " GROUP BY %s"
+					" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1) d",
+					LocalColumnList(cfg->key_columns, NULL));
+}
+
+/*
+ * Deleting a staged row s when another staged row t of its key is newer
+ * (LocalNewerVersion()), or the same text and later in the table.
+ */
+char *
+LocalStageDedupSql(TableConfig *cfg)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "DELETE FROM " STAGE_TABLE " s WHERE EXISTS (SELECT 1 FROM " STAGE_TABLE " t");
+	appendStringInfo(&sql, " WHERE %s", LocalKeyJoin(cfg, "t", "s"));
+	appendStringInfoString(&sql, " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid");
+	appendStringInfo(&sql, " AND (%s", LocalNewerVersion(cfg, "t", "s"));
+	appendStringInfo(&sql, " OR (ROW(%s)::pg_catalog.text OPERATOR(pg_catalog.=) ROW(%s)::pg_catalog.text",
+					 LocalColumnList(cfg->columns, "t"), LocalColumnList(cfg->columns, "s"));
+	appendStringInfoString(&sql, "  AND t.ctid OPERATOR(pg_catalog.>) s.ctid)))");
+	return sql.data;
+}
+
+/*
+ * The UPDATE of an upsert: the copy's rows t whose key is staged (s), and
+ * whose image differs, take the staged values, as rule allows.  The
+ * versioned and unconditional forms take the window's bounds as $1 and $2
+ * (the unconditional one only so that both have the same parameters), and
+ * read the staged rows in key order (OFFSET 0 keeps the order through the
+ * join): a copy loaded in key order is then written page after page.
+ */
+char *
+LocalUpsertUpdateSql(TableConfig *cfg, LocalUpdateRule rule)
+{
+	const char *qlocal = LocalTableName(cfg->local_relid);
+	const char *set = LocalSetList(cfg, "s");
+	const char *key_join = LocalKeyJoin(cfg, "t", "s");
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	if (rule == LOCAL_UPDATE_NEWER)
+	{
+		appendStringInfo(&sql, "UPDATE %s t SET %s FROM " STAGE_TABLE " s", qlocal, set);
+		appendStringInfo(&sql, " WHERE %s AND %s", key_join, LocalNewerVersion(cfg, "s", "t"));
+		return sql.data;
+	}
+	appendStringInfo(&sql, "UPDATE %s t SET %s", qlocal, set);
+	appendStringInfo(&sql, " FROM (SELECT * FROM " STAGE_TABLE " ORDER BY %s OFFSET 0) s",
+					 LocalColumnList(cfg->key_columns, NULL));
+	appendStringInfo(&sql, " WHERE %s", key_join);
+	appendStringInfo(&sql, " AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+					 LocalColumnList(cfg->columns, "t"), LocalColumnList(cfg->columns, "s"));
+	if (rule == LOCAL_UPDATE_VERSIONED && cfg->event_column)
+	{
+		const char *ev = quote_identifier(cfg->event_column);
+
+		appendStringInfo(&sql, " AND (%s", LocalNewerVersion(cfg, "s", "t"));
+		appendStringInfo(&sql, " OR (t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2))",
+						 ev, ev);
+	}
+	else
+		appendStringInfoString(&sql, " AND $1 IS NOT NULL AND $2 IS NOT NULL");	/* uses both */
+	return sql.data;
+}
+
+/*
+ * The INSERT of an upsert, as rule says.  For the keys the copy lacks, the
+ * unique index on the key says which those are (ON CONFLICT); a
+ * partitioned copy's unique index also holds the partition key, so there
+ * it takes an anti-join.  New keys go in in key order, so they mostly land
+ * at the index's end.
+ */
+char *
+LocalUpsertInsertSql(TableConfig *cfg, LocalInsertRule rule)
+{
+	const char *qlocal = LocalTableName(cfg->local_relid);
+	const char *keys = LocalColumnList(cfg->key_columns, NULL);
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s)", qlocal, LocalColumnList(cfg->columns, NULL));
+	appendStringInfo(&sql, " SELECT %s FROM " STAGE_TABLE " s", LocalColumnList(cfg->columns, "s"));
+	if (rule == LOCAL_INSERT_ALL)
+		return sql.data;
+	if (rule == LOCAL_INSERT_ON_CONFLICT)
+	{
+		appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING", keys);
+		return sql.data;
+	}
+	if (get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE)
+	{
+		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)",
+						 qlocal, LocalKeyJoin(cfg, "t", "s"));
+		appendStringInfo(&sql, " ORDER BY %s", LocalColumnList(cfg->key_columns, "s"));
+	}
+	else
+	{
+		appendStringInfo(&sql, " ORDER BY %s", LocalColumnList(cfg->key_columns, "s"));
+		appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING", keys);
+	}
+	return sql.data;
+}
+
+/*
+ * The upsert of a chunk of a first load, which other workers load beside:
+ * one INSERT ... ON CONFLICT, which waits for a concurrent insert of the
+ * same key instead of failing; the newer version wins.
+ */
+char *
+LocalUpsertConcurrentSql(TableConfig *cfg)
+{
+	const char *set = LocalSetList(cfg, "EXCLUDED");
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS t (%s)", LocalTableName(cfg->local_relid),
+					 LocalColumnList(cfg->columns, NULL));
+	appendStringInfo(&sql, " SELECT %s FROM " STAGE_TABLE " s", LocalColumnList(cfg->columns, "s"));
+	appendStringInfo(&sql, " ON CONFLICT (%s) DO ", LocalColumnList(cfg->key_columns, NULL));
+	if (set[0] == '\0')
+	{
+		appendStringInfoString(&sql, "NOTHING");
+		return sql.data;
+	}
+	appendStringInfo(&sql, "UPDATE SET %s", set);
+	appendStringInfo(&sql, " WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+					 LocalColumnList(cfg->columns, "t"), LocalColumnList(cfg->columns, "EXCLUDED"));
+	appendStringInfo(&sql, " AND %s", LocalNewerVersion(cfg, "EXCLUDED", "t"));
+	return sql.data;
+}
+
+/*
+ * The refresh of the hot window: delete the copy's rows t whose event lies
+ * in [$1, $2) that no staged row of the window has, and whose key ($4, as
+ * the quarantine writes keys) was not set aside as bad by this cycle; with
+ * scope, also none of WINDOW_KEYS_TABLE, or only the keys in $3.
+ */
+char *
+LocalRefreshWindowSql(TableConfig *cfg, LocalRefreshScope scope)
+{
+	const char *ev = quote_identifier(cfg->event_column);
+	StringInfoData sql;
+
+	Assert(cfg->event_column != NULL);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s t WHERE ", LocalTableName(cfg->local_relid));
+	if (scope == LOCAL_REFRESH_GONE_KEYS)
+	{
+		const char *key = linitial(cfg->key_columns);
+
+		Assert(list_length(cfg->key_columns) == 1);
+		appendStringInfo(&sql, "t.%s %s ANY ($3) AND ", quote_identifier(key),
+						 LocalColumnOperator(cfg, key, TYPECACHE_EQ_OPR));
+	}
+	appendStringInfo(&sql, "t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2", ev, ev);
+	appendStringInfo(&sql, " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %s",
+					 LocalKeyJoin(cfg, "t", "s"));
+	appendStringInfo(&sql, " AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)",
+					 ev, ev);
+	appendStringInfo(&sql, " AND NOT %s OPERATOR(pg_catalog.=) ANY ($4)",
+					 LocalQuarantineKey(cfg, "t"));
+	if (scope == LOCAL_REFRESH_WINDOW_KEYS)
+		appendStringInfo(&sql, " AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %s)",
+						 LocalKeyJoin(cfg, "t", "w"));
+	return sql.data;
+}
+
+/* The refresh of a full pull: delete every copy row whose key is not staged. */
+char *
+LocalRefreshAllSql(TableConfig *cfg)
+{
+	return psprintf("DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %s)",
+					LocalTableName(cfg->local_relid), LocalKeyJoin(cfg, "t", "s"));
+}
+
+/* The table of the window's keys: columns shaped like the copy's, no rows. */
+char *
+LocalWindowKeysCreateSql(TableConfig *cfg, List *key_columns)
+{
+	return psprintf("CREATE TEMPORARY TABLE " WINDOW_KEYS_NAME " ON COMMIT DROP"
+					" AS SELECT %s FROM %s WITH NO DATA",
+					LocalColumnList(key_columns, NULL), LocalTableName(cfg->local_relid));
+}
+
+/*
+ * The keys whose rows a key-only check of the hot window pulls whole (see
+ * "Checking the hot window" in docs/design.md), and whether each is gone
+ * from the warehouse's window: the window's keys w with their newest
+ * cursor and the copy's window rows c, neither holding a key the delta
+ * brought, matched by a full join.  A key on one side only, or with
+ * another cursor on each, differs; a window key the copy holds outside
+ * the window is probed by key (OFFSET 0 keeps it a probe), and differs
+ * unless the copy's version is that one or newer.  $1, $2: the window;
+ * $3: the quarantined versions ("key<newline>cursor", with quarantined);
+ * $4: the keys this cycle set aside as bad.
+ */
+char *
+LocalWindowDifferencesSql(TableConfig *cfg, bool quarantined)
+{
+	const char *qlocal = LocalTableName(cfg->local_relid);
+	const char *keys = LocalColumnList(cfg->key_columns, NULL);
+	const char *cur = quote_identifier(cfg->cursor_column);
+	const char *ev = quote_identifier(cfg->event_column);
+	const char *gt = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_GT_OPR);
+	const char *eq = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_EQ_OPR);
+	StringInfoData window_side;
+	StringInfoData copy_side;
+	StringInfoData sql;
+
+	Assert(cfg->cursor_column != NULL && cfg->event_column != NULL);
+
+	/* the window's keys, newest cursor each, without those the delta brought */
+	initStringInfo(&window_side);
+	appendStringInfo(&window_side, "SELECT %s, pg_catalog.max(%s) AS %s, true AS \"treble_sync hit\"",
+					 keys, cur, cur);
+	appendStringInfoString(&window_side, " FROM " WINDOW_KEYS_TABLE " w");
+	appendStringInfo(&window_side, " WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %s)",
+					 LocalKeyJoin(cfg, "s", "w"));
+	appendStringInfo(&window_side, " GROUP BY %s", keys);
+
+	/* the copy's window rows, without those the delta brought or set aside */
+	initStringInfo(&copy_side);
+	appendStringInfo(&copy_side, "SELECT %s, t.%s, true AS \"treble_sync hit\" FROM %s t",
+					 LocalColumnList(cfg->key_columns, "t"), cur, qlocal);
+	appendStringInfo(&copy_side, " WHERE t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2",
+					 ev, ev);
+	appendStringInfo(&copy_side, " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %s)",
+					 LocalKeyJoin(cfg, "s", "t"));
+	appendStringInfo(&copy_side, " AND NOT %s OPERATOR(pg_catalog.=) ANY ($4)",
+					 LocalQuarantineKey(cfg, "t"));
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT %s, w.\"treble_sync hit\" IS NULL AS gone",
+					 LocalCoalescedColumns(cfg->key_columns, "w", "c"));
+	appendStringInfo(&sql, " FROM (%s) w FULL JOIN (%s) c", window_side.data, copy_side.data);
+	appendStringInfo(&sql, " ON %s", LocalKeyJoin(cfg, "w", "c"));
+	appendStringInfoString(&sql, " WHERE CASE WHEN w.\"treble_sync hit\" IS NULL THEN true");
+	appendStringInfo(&sql, " WHEN c.\"treble_sync hit\" IS NOT NULL THEN NOT COALESCE(c.%s %s w.%s, false)",
+					 cur, eq, cur);
+	appendStringInfo(&sql, " ELSE NOT EXISTS (SELECT 1 FROM %s t WHERE %s", qlocal,
+					 LocalKeyJoin(cfg, "t", "w"));
+	appendStringInfo(&sql, " AND (t.%s %s w.%s OR t.%s %s w.%s) OFFSET 0) END",
+					 cur, eq, cur, cur, gt, cur);
+
+	if (quarantined)
+	{
+		/*
+		 * A window key whose newest version the quarantine holds (same key,
+		 * same cursor) is not pulled again.  The versions as
+		 * "key<newline>cursor" (a key in COPY text has no raw newline),
+		 * matched by = ANY over the array, which the planner hashes.
+		 */
+		char	   *version = psprintf("%s OPERATOR(pg_catalog.||) E'\\n' OPERATOR(pg_catalog.||) ",
+									   LocalQuarantineKey(cfg, "w"));
+
+		appendStringInfo(&sql, " AND NOT (w.\"treble_sync hit\" IS NOT NULL AND"
+						 " (%sCAST(w.%s AS pg_catalog.text) OPERATOR(pg_catalog.=) ANY ($3)",
+						 version, cur);
+		if (cfg->cursor_kind != CURSOR_INTEGER)
+			appendStringInfo(&sql, " OR %spg_catalog.to_char(w.%s, 'YYYY-MM-DD HH24:MI:SS.US')"
+							 " OPERATOR(pg_catalog.=) ANY ($3)", version, cur);
+		appendStringInfoString(&sql, "))");
+	}
+	return sql.data;
 }

@@ -13,6 +13,41 @@
 
 #include "treble_sync.h"
 
+/*
+ * The staging table of a pull, a temporary table dropped at commit.  The
+ * install script's run_checks() spells it out as pg_temp.treble_sync_stage.
+ */
+#define STAGE_TABLE_NAME "treble_sync_stage"
+#define STAGE_TABLE "pg_temp." STAGE_TABLE_NAME
+
+/* The hot window's keys and cursors, when hot_window_check is 'keys'. */
+#define WINDOW_KEYS_NAME "treble_sync_window_keys"
+#define WINDOW_KEYS_TABLE "pg_temp." WINDOW_KEYS_NAME
+
+/* What an upsert's UPDATE may replace (see LocalUpsertUpdateSql()). */
+typedef enum LocalUpdateRule
+{
+	LOCAL_UPDATE_ALWAYS,		/* the staged version is the truth */
+	LOCAL_UPDATE_VERSIONED,		/* newer, or the copy's row lies in [$1, $2) */
+	LOCAL_UPDATE_NEWER			/* only a newer version (no parameters) */
+} LocalUpdateRule;
+
+/* Which staged rows an upsert's INSERT writes (see LocalUpsertInsertSql()). */
+typedef enum LocalInsertRule
+{
+	LOCAL_INSERT_ALL,			/* into an empty copy: every one */
+	LOCAL_INSERT_NEW_KEYS,		/* those of keys the copy lacks, in key order */
+	LOCAL_INSERT_ON_CONFLICT	/* the same, by the key index alone */
+} LocalInsertRule;
+
+/* Which copy rows of the window a refresh looks at (LocalRefreshWindowSql()). */
+typedef enum LocalRefreshScope
+{
+	LOCAL_REFRESH_STAGED,		/* those no staged row of the window has */
+	LOCAL_REFRESH_WINDOW_KEYS,	/* ... nor WINDOW_KEYS_TABLE */
+	LOCAL_REFRESH_GONE_KEYS		/* only the one-column keys in $3 */
+} LocalRefreshScope;
+
 extern char *LocalTableName(Oid relid);
 extern char *LocalColumnList(List *columns, const char *alias);
 extern char *LocalColumnOperator(TableConfig *cfg, const char *column, int which);
@@ -20,6 +55,24 @@ extern char *LocalKeyJoin(TableConfig *cfg, const char *a, const char *b);
 extern char *LocalCoalescedColumns(List *columns, const char *a, const char *b);
 extern char *LocalNewerVersion(TableConfig *cfg, const char *a, const char *b);
 extern char *LocalSetList(TableConfig *cfg, const char *alias);
+extern char *LocalQuarantineKey(TableConfig *cfg, const char *alias);
+
+extern char *LocalCopyIsEmptySql(TableConfig *cfg);
+extern char *LocalCountSql(TableConfig *cfg, bool in_window);
+extern char *LocalAnalyzeSql(TableConfig *cfg);
+extern char *LocalStageIndexSql(TableConfig *cfg);
+extern char *LocalStageRepeatedKeySql(TableConfig *cfg);
+extern char *LocalStageDedupSql(TableConfig *cfg);
+extern char *LocalUpsertUpdateSql(TableConfig *cfg, LocalUpdateRule rule);
+extern char *LocalUpsertInsertSql(TableConfig *cfg, LocalInsertRule rule);
+extern char *LocalUpsertConcurrentSql(TableConfig *cfg);
+extern char *LocalRefreshWindowSql(TableConfig *cfg, LocalRefreshScope scope);
+extern char *LocalRefreshAllSql(TableConfig *cfg);
+extern char *LocalWindowKeysCreateSql(TableConfig *cfg, List *key_columns);
+extern char *LocalWindowDifferencesSql(TableConfig *cfg, bool quarantined);
+
 extern uint64 LocalRunSql(const char *sql, int nargs, Oid *types, Datum *values, int expected);
+extern uint64 LocalRunSqlLimited(const char *sql, int nargs, Oid *types, Datum *values,
+								 int expected, long limit);
 
 #endif							/* TREBLE_SYNC_LOCALSQL_H */

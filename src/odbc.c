@@ -1057,7 +1057,9 @@ odbc_bind_timestamps_as_text(OdbcConn *conn)
 /*
  * Run a statement with its parameters bound (never spliced into the text).
  * An error names the statement in its CONTEXT, as postgres_fdw's do; it
- * holds no secrets.
+ * holds no secrets.  Every statement is logged at DEBUG1 in a stable form
+ * ("treble_sync remote SQL: ..."), its text only, as localsql.c logs the
+ * copy's.
  */
 void
 OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
@@ -1118,6 +1120,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "binding a parameter of a remote query");
 	}
 
+	ereport(DEBUG1, (errmsg_internal("treble_sync remote SQL: %s", sql)));
 	wsql = OdbcUtf8ToWide(sql, NULL);
 	OdbcBeginRemoteCall(stmt);
 	rc = SQLExecDirectW(stmt, wsql, SQL_NTS);
