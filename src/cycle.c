@@ -1485,3 +1485,97 @@ CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *res
 	if (cycle_did_work(result))
 		result->status = "success";
 }
+
+/* One statement of CycleExplain(): which side runs it, at which step. */
+static List *
+explain_add(List *list, const char *side, const char *step, const char *sql)
+{
+	CycleStatement *s = palloc(sizeof(CycleStatement));
+
+	s->side = side;
+	s->step = step;
+	s->sql = sql;
+	return lappend(list, s);
+}
+
+/*
+ * The statements the table's next cycle would send to the warehouse
+ * ("remote") and run on the copy ("local"), in their order, built by the
+ * same functions as the cycle's (deparse.c, localsql.c) and run by none:
+ * explain_cycle().  What the cycle learns on the way decides a few of them
+ * (whether a key came twice, whether the copy was empty, whether a pull is
+ * cut into slices, how many keys differ): those are listed with the step
+ * named conditionally, and a pull by keys with one key.  A snapshot
+ * table's cycle and resync() are the full pull's.  conn is only read for
+ * the driver's quoting and abilities; nothing is sent on it.
+ */
+List *
+CycleExplain(TableConfig *cfg, OdbcConn *conn)
+{
+	List	   *out = NIL;
+	PullSpec	spec;
+	OdbcParam	params[PULL_MAX_PARAMS];
+	int			nparams = 0;
+	bool		full = cfg->mode == SYNC_SNAPSHOT;
+	bool		by_keys;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.have_cut = cfg->cursor_kind != CURSOR_NONE;
+	spec.have_prev = !full && cfg->watermark != NULL &&
+		delta_start(cfg, CursorParse(cfg, cfg->watermark), &spec.prev);
+	spec.have_window = !full && cfg->event_column != NULL && cfg->mode == SYNC_UPSERT;
+	if (spec.have_cut)
+		out = explain_add(out, "remote", "cut", DeparseCut(cfg, conn, params, &nparams));
+	if (!full && cfg->cursor_kind != CURSOR_NONE)
+	{
+		nparams = 0;
+		out = explain_add(out, "remote", "null cursors",
+						  DeparseCursorCounts(cfg, conn, params, &nparams));
+	}
+	by_keys = !full && window_by_keys(cfg, &spec);
+	if (by_keys)
+	{
+		TableConfig kcfg = window_keys_config(cfg);
+		PullSpec	kspec = spec;
+		PullSpec	delta = spec;
+
+		kspec.have_prev = false;
+		kspec.window_only = true;
+		out = explain_add(out, "local", "window keys", LocalWindowKeysCreateSql(cfg, kcfg.columns));
+		nparams = 0;
+		out = explain_add(out, "remote", "window keys",
+						  DeparsePull(&kcfg, conn, &kspec, NULL, params, &nparams));
+		out = explain_add(out, "local", "window keys", "ANALYZE " WINDOW_KEYS_TABLE);
+		delta.have_window = false;
+		nparams = 0;
+		out = explain_add(out, "remote", "pull", DeparsePull(cfg, conn, &delta, NULL, params, &nparams));
+		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
+		out = explain_add(out, "local", "merge", "ANALYZE " STAGE_TABLE);
+		out = explain_add(out, "local", "window differences",
+						  LocalWindowDifferencesSql(cfg, cfg->on_bad_row == BAD_ROW_QUARANTINE));
+		out = explain_add(out, "remote", "pull by keys (if keys differ)", DeparseKeyPull(cfg, conn, 1));
+	}
+	else
+	{
+		nparams = 0;
+		out = explain_add(out, "remote", "pull", DeparsePull(cfg, conn, &spec, NULL, params, &nparams));
+		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
+		out = explain_add(out, "local", "merge", "ANALYZE " STAGE_TABLE);
+	}
+	out = explain_add(out, "local", "merge", LocalStageRepeatedKeySql(cfg));
+	out = explain_add(out, "local", "merge (if a key came twice)", LocalStageDedupSql(cfg));
+	out = explain_add(out, "local", "upsert", LocalCopyIsEmptySql(cfg));
+	if (cfg->mode != SYNC_APPEND && LocalSetList(cfg, "s")[0] != '\0')
+		out = explain_add(out, "local", "upsert (unless the copy is empty)",
+						  LocalUpsertUpdateSql(cfg, full ? LOCAL_UPDATE_ALWAYS : LOCAL_UPDATE_VERSIONED));
+	out = explain_add(out, "local", "upsert", LocalUpsertInsertSql(cfg, LOCAL_INSERT_NEW_KEYS));
+	if (full)
+		out = explain_add(out, "local", "refresh", LocalRefreshAllSql(cfg));
+	else if (spec.have_window)
+		out = explain_add(out, "local", "refresh",
+						  LocalRefreshWindowSql(cfg, by_keys ? LOCAL_REFRESH_WINDOW_KEYS :
+												LOCAL_REFRESH_STAGED));
+	if (by_keys)
+		out = explain_add(out, "local", "refresh", "DROP TABLE " WINDOW_KEYS_TABLE);
+	return out;
+}

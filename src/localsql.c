@@ -208,6 +208,18 @@ LocalRunSql(const char *sql, int nargs, Oid *types, Datum *values, int expected)
 }
 
 /*
+ * Log a statement run on the copy at DEBUG1, in the stable form the
+ * regression tests and explain_cycle() show: its text only, never a
+ * parameter's value.  LocalRunSql() does it; a caller that runs a
+ * statement otherwise (a prepared plan, parameters with NULLs) calls it.
+ */
+void
+LocalLogSql(const char *sql)
+{
+	ereport(DEBUG1, (errmsg_internal("treble_sync local SQL: %s", sql)));
+}
+
+/*
  * LocalRunSql() returning at most limit rows (0: all).  Every statement a
  * cycle runs on the copy passes here, and is logged at DEBUG1 in a stable
  * form ("treble_sync local SQL: ..."), as the warehouse's are by odbc.c
@@ -221,7 +233,7 @@ LocalRunSqlLimited(const char *sql, int nargs, Oid *types, Datum *values, int ex
 	int			rc;
 
 	Assert(sql != NULL && limit >= 0);
-	ereport(DEBUG1, (errmsg_internal("treble_sync local SQL: %s", sql)));
+	LocalLogSql(sql);
 	rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, limit);
 	if (rc != expected)
 		elog(ERROR, "treble_sync statement failed (SPI code %d): %s", rc, sql);
@@ -576,4 +588,371 @@ LocalWindowDifferencesSql(TableConfig *cfg, bool quarantined)
 		appendStringInfoString(&sql, "))");
 	}
 	return sql.data;
+}
+
+/*
+ * The statements on a copy's history table (history.c): hist and copy are
+ * the quoted names of the history table and of the copy, column lists are
+ * LocalColumnList()'s.  The history's own columns are ts_valid_from,
+ * ts_valid_to (cuts), ts_opened_by, ts_closed_by and ts_rewound_by (runs).
+ */
+
+/* The statements that make a history table beside its copy, in order. */
+List *
+LocalHistoryCreateSql(const char *hist, const char *copy, List *key_columns)
+{
+	List	   *sql = NIL;
+	char	   *comment;
+
+	sql = lappend(sql, psprintf("CREATE TABLE %s (LIKE %s)", hist, copy));
+	sql = lappend(sql, psprintf("ALTER TABLE %s ADD COLUMN ts_valid_from pg_catalog.timestamptz NOT NULL,"
+								" ADD COLUMN ts_valid_to pg_catalog.timestamptz,"
+								" ADD COLUMN ts_opened_by pg_catalog.int8,"
+								" ADD COLUMN ts_closed_by pg_catalog.int8,"
+								" ADD COLUMN ts_rewound_by pg_catalog.int8", hist));
+	sql = lappend(sql, psprintf("CREATE INDEX ON %s (%s)", hist, LocalColumnList(key_columns, NULL)));
+	sql = lappend(sql, psprintf("CREATE INDEX ON %s (ts_valid_from)", hist));
+	sql = lappend(sql, psprintf("CREATE INDEX ON %s (ts_valid_to)", hist));
+	sql = lappend(sql, psprintf("CREATE INDEX ON %s (ts_valid_from) WHERE ts_rewound_by IS NOT NULL", hist));
+	comment = psprintf("every version of the rows of %s kept by treble_sync:"
+					   " valid from ts_valid_from to ts_valid_to (cuts), unless ts_rewound_by", copy);
+	sql = lappend(sql, psprintf("COMMENT ON TABLE %s IS %s", hist, quote_literal_cstr(comment)));
+	return sql;
+}
+
+/* The copy's rows as versions valid from $1. */
+char *
+LocalHistorySeedSql(const char *hist, const char *copy, const char *columns)
+{
+	return psprintf("INSERT INTO %s (%s, ts_valid_from) SELECT %s, $1 FROM %s",
+					hist, columns, columns, copy);
+}
+
+/*
+ * A statement trigger of a copy calling history_capture(), on event, with
+ * the transition tables referencing names; or (create false) its DROP.
+ */
+char *
+LocalHistoryTriggerSql(bool create, const char *trigger, const char *copy,
+					   const char *event, const char *referencing)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	if (!create)
+	{
+		appendStringInfo(&sql, "DROP TRIGGER IF EXISTS %s ON %s", quote_identifier(trigger), copy);
+		return sql.data;
+	}
+	appendStringInfo(&sql, "CREATE TRIGGER %s AFTER %s ON %s", quote_identifier(trigger), event, copy);
+	appendStringInfo(&sql, " %s FOR EACH STATEMENT", referencing);
+	appendStringInfoString(&sql, " EXECUTE FUNCTION treble_sync.history_capture()");
+	return sql.data;
+}
+
+/*
+ * Retention: the versions closed before $1, or (rewound) those set aside
+ * by a rewind and opened before $1.
+ */
+char *
+LocalHistoryExpireSql(const char *hist, bool rewound)
+{
+	if (rewound)
+		return psprintf("DELETE FROM %s WHERE ts_rewound_by IS NOT NULL"
+						" AND ts_valid_from OPERATOR(pg_catalog.<) $1", hist);
+	return psprintf("DELETE FROM %s WHERE ts_valid_to OPERATOR(pg_catalog.<) $1", hist);
+}
+
+/*
+ * A column of the copy that the history table lacks (add), or has with
+ * another type; typname is the copy's type, schema-qualified.
+ */
+char *
+LocalHistoryColumnSql(const char *hist, const char *column, const char *typname, bool add)
+{
+	const char *col = quote_identifier(column);
+
+	if (add)
+		return psprintf("ALTER TABLE %s ADD COLUMN %s %s", hist, col, typname);
+	return psprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s USING %s::%s", hist, col, typname,
+					col, typname);
+}
+
+/*
+ * "h.ctid = ANY (...)": the open versions in hist of the keys of the rows
+ * of transition table src (and cond over them, as v), read key by key:
+ * a LATERAL subquery that the planner can neither flatten nor push
+ * conditions into (OFFSET 0) reads the versions of each changed key
+ * through the history's key index alone, and the open ones are then
+ * found by ctid.  Planned as a join, the planner (which has no statistics
+ * of the transition table) would read every open version of the history
+ * for each changed row.  ONLY: a ctid names a row of one table, not of a
+ * table's children.
+ */
+static char *
+history_open_versions_of(TableConfig *cfg, const char *hist, const char *src, const char *cond)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "h.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT v.ctid FROM %s o,", src);
+	appendStringInfoString(&sql, " LATERAL (SELECT h2.ctid, h2.ts_valid_to, h2.ts_rewound_by, h2.ts_opened_by");
+	appendStringInfo(&sql, " FROM ONLY %s h2 WHERE %s OFFSET 0) v", hist, LocalKeyJoin(cfg, "h2", "o"));
+	appendStringInfo(&sql, " WHERE v.ts_valid_to IS NULL AND v.ts_rewound_by IS NULL%s))", cond);
+	return sql.data;
+}
+
+/*
+ * Closing the open versions of the keys in transition table src (NULL:
+ * of every key) at cut $1 by run $2; or (drop_own) deleting those run $2
+ * opened itself.  With src, the only condition is on ctid: a TID scan.
+ */
+char *
+LocalHistoryCloseSql(TableConfig *cfg, const char *hist, const char *src, bool drop_own)
+{
+	const char *open = "h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL";
+	const char *own = " AND v.ts_opened_by OPERATOR(pg_catalog.=) $2";
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	if (drop_own)
+		appendStringInfo(&sql, "DELETE FROM ONLY %s h WHERE ", hist);
+	else
+		appendStringInfo(&sql, "UPDATE ONLY %s h SET ts_valid_to = $1, ts_closed_by = $2 WHERE ", hist);
+	if (src)
+		appendStringInfoString(&sql, history_open_versions_of(cfg, hist, src, drop_own ? own : ""));
+	else
+	{
+		appendStringInfoString(&sql, open);
+		if (drop_own)
+			appendStringInfoString(&sql, " AND h.ts_opened_by OPERATOR(pg_catalog.=) $2");
+	}
+	return sql.data;
+}
+
+/* The rows of transition table src as versions opened at $1 by run $2. */
+char *
+LocalHistoryRecordSql(const char *hist, const char *src, const char *columns)
+{
+	return psprintf("INSERT INTO %s (%s, ts_valid_from, ts_opened_by) SELECT %s, $1, $2 FROM %s",
+					hist, columns, columns, quote_identifier(src));
+}
+
+/* The versions of history alias h that were in the copy at cut $param. */
+static char *
+history_valid_at(const char *h, int param)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "%s.ts_rewound_by IS NULL", h);
+	appendStringInfo(&sql, " AND %s.ts_valid_from OPERATOR(pg_catalog.<=) $%d", h, param);
+	appendStringInfo(&sql, " AND (%s.ts_valid_to IS NULL OR %s.ts_valid_to OPERATOR(pg_catalog.>) $%d)",
+					 h, h, param);
+	return sql.data;
+}
+
+/*
+ * as_of()'s query: the copy's rows at cut $1; row is the copy's columns
+ * read from history alias h, with the copy's types.
+ */
+char *
+LocalHistoryAsOfSql(const char *hist, const char *row)
+{
+	return psprintf("SELECT %s FROM %s h WHERE %s", row, hist, history_valid_at("h", 1));
+}
+
+/*
+ * changes()'s query: the keys with a version opened or closed between
+ * cuts $1 and $2, each as it was at both (rows of copy_type): inserted,
+ * deleted, or updated if the two rows differ by binary image.
+ */
+char *
+LocalHistoryChangesSql(TableConfig *cfg, const char *hist, const char *row, const char *copy_type)
+{
+	const char *keys = LocalColumnList(cfg->key_columns, "h");
+	StringInfoData touched;
+	StringInfoData sql;
+
+	initStringInfo(&touched);
+	appendStringInfo(&touched, "SELECT DISTINCT %s FROM %s h WHERE h.ts_rewound_by IS NULL", keys, hist);
+	appendStringInfoString(&touched, " AND ((h.ts_valid_from OPERATOR(pg_catalog.>) $1"
+						   " AND h.ts_valid_from OPERATOR(pg_catalog.<=) $2)");
+	appendStringInfoString(&touched, " OR (h.ts_valid_to OPERATOR(pg_catalog.>) $1"
+						   " AND h.ts_valid_to OPERATOR(pg_catalog.<=) $2))");
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "WITH touched AS (%s),", touched.data);
+	for (int at = 1; at <= 2; at++)
+	{
+		appendStringInfo(&sql, " %s AS (SELECT %s, ROW(%s)::%s AS r", at == 1 ? "a" : "b", keys, row, copy_type);
+		appendStringInfo(&sql, " FROM %s h WHERE %s", hist, history_valid_at("h", at));
+		appendStringInfo(&sql, " AND EXISTS (SELECT 1 FROM touched t WHERE %s))%s",
+						 LocalKeyJoin(cfg, "t", "h"), at == 1 ? "," : "");
+	}
+	appendStringInfoString(&sql, " SELECT CASE WHEN a.r IS NULL THEN 'insert' WHEN b.r IS NULL THEN 'delete'"
+						   " ELSE 'update' END, a.r, b.r");
+	appendStringInfo(&sql, " FROM a FULL JOIN b ON %s", LocalKeyJoin(cfg, "a", "b"));
+	appendStringInfoString(&sql, " WHERE a.r IS NULL OR b.r IS NULL OR NOT (a.r OPERATOR(pg_catalog.*=) b.r)");
+	return sql.data;
+}
+
+/* The latest cut at or before $1 at which the history recorded a change. */
+char *
+LocalHistoryLatestChangeSql(const char *hist)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT GREATEST(");
+	appendStringInfo(&sql, "(SELECT pg_catalog.max(ts_valid_from) FROM %s WHERE ts_rewound_by IS NULL"
+					 " AND ts_valid_from OPERATOR(pg_catalog.<=) $1),", hist);
+	appendStringInfo(&sql, "(SELECT pg_catalog.max(ts_valid_to) FROM %s WHERE ts_rewound_by IS NULL"
+					 " AND ts_valid_to OPERATOR(pg_catalog.<=) $1))", hist);
+	return sql.data;
+}
+
+/*
+ * The steps of a rewind to cut $1 by run $2, in order (see history.c's
+ * rewind_copy()): keep a set-aside copy of each version closed after $1
+ * as it closed; set aside the versions opened after $1; open again those
+ * closed after it; delete the copy's rows c of the keys set aside; insert
+ * the open versions of those keys.  data: the history's copy columns;
+ * insertable: the copy's columns an INSERT can write.
+ */
+List *
+LocalHistoryRewindSql(TableConfig *cfg, const char *hist, const char *copy, const char *data,
+					  List *insertable)
+{
+	List	   *sql = NIL;
+	StringInfoData set_aside;
+	StringInfoData step;
+
+	initStringInfo(&step);
+	appendStringInfo(&step, "INSERT INTO %s (%s, ts_valid_from, ts_valid_to, ts_opened_by, ts_closed_by,"
+					 " ts_rewound_by)", hist, data);
+	appendStringInfo(&step, " SELECT %s, ts_valid_from, ts_valid_to, ts_opened_by, ts_closed_by, $2", data);
+	appendStringInfo(&step, " FROM %s WHERE ts_rewound_by IS NULL AND ts_valid_to OPERATOR(pg_catalog.>) $1"
+					 " AND ts_valid_from OPERATOR(pg_catalog.<=) $1", hist);
+	sql = lappend(sql, step.data);
+	sql = lappend(sql, psprintf("UPDATE %s SET ts_rewound_by = $2 WHERE ts_rewound_by IS NULL"
+								" AND ts_valid_from OPERATOR(pg_catalog.>) $1", hist));
+	sql = lappend(sql, psprintf("UPDATE %s SET ts_valid_to = NULL, ts_closed_by = NULL"
+								" WHERE ts_rewound_by IS NULL AND ts_valid_to OPERATOR(pg_catalog.>) $1", hist));
+
+	initStringInfo(&set_aside);
+	appendStringInfo(&set_aside, "EXISTS (SELECT 1 FROM %s r WHERE r.ts_rewound_by OPERATOR(pg_catalog.=) $2"
+					 " AND %s)", hist, LocalKeyJoin(cfg, "r", "c"));
+	sql = lappend(sql, psprintf("DELETE FROM %s c WHERE %s", copy, set_aside.data));
+	initStringInfo(&step);
+	appendStringInfo(&step, "INSERT INTO %s (%s)", copy, LocalColumnList(insertable, NULL));
+	appendStringInfo(&step, " SELECT %s FROM %s c", LocalColumnList(insertable, "c"), hist);
+	appendStringInfo(&step, " WHERE c.ts_valid_to IS NULL AND c.ts_rewound_by IS NULL AND %s", set_aside.data);
+	sql = lappend(sql, step.data);
+	return sql;
+}
+
+/*
+ * verify()'s statements on the copy (verify.c).  daycol is the day column
+ * compared; $1 is the cut as text, cast to the cursor's type, and $2 (with
+ * have_since) the first day compared.
+ */
+
+/* The cursor's SQL type, for the cast of the cut ($1). */
+static const char *
+cursor_type(TableConfig *cfg)
+{
+	return cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp";
+}
+
+/*
+ * The copy's figures per day at the cut: its rows, its greatest cursor
+ * and, with checksum (an expression over the copy's columns, deparse.c's),
+ * their sum.
+ */
+char *
+LocalVerifyDaysSql(TableConfig *cfg, const char *daycol, const char *checksum, bool have_since)
+{
+	const char *day = quote_identifier(daycol);
+	const char *cur = quote_identifier(cfg->cursor_column);
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT CAST(%s AS pg_catalog.date), pg_catalog.count(*),"
+					 " pg_catalog.max(%s)::pg_catalog.text", day, cur);
+	if (checksum)
+		appendStringInfo(&sql, ", pg_catalog.sum(%s)::pg_catalog.text", checksum);
+	appendStringInfo(&sql, " FROM %s", LocalTableName(cfg->local_relid));
+	appendStringInfo(&sql, " WHERE %s OPERATOR(pg_catalog.<=) CAST($1 AS %s)", cur, cursor_type(cfg));
+	if (have_since)
+		appendStringInfo(&sql, " AND %s OPERATOR(pg_catalog.>=) $2", day);
+	appendStringInfoString(&sql, " GROUP BY 1");
+	return sql.data;
+}
+
+/* The warehouse's figures per day, from its keys and cursors staged. */
+char *
+LocalVerifyStagedDaysSql(TableConfig *cfg, const char *daycol)
+{
+	return psprintf("SELECT CAST(%s AS pg_catalog.date), pg_catalog.count(*),"
+					" pg_catalog.max(%s)::pg_catalog.text FROM " STAGE_TABLE " GROUP BY 1",
+					quote_identifier(daycol), quote_identifier(cfg->cursor_column));
+}
+
+/*
+ * The days where a key is on one side only (the staged warehouse keys s,
+ * the copy's t at the cut), or has another cursor or day on each.
+ */
+char *
+LocalVerifyKeyDifferencesSql(TableConfig *cfg, const char *daycol, bool have_since)
+{
+	const char *day = quote_identifier(daycol);
+	const char *cur = quote_identifier(cfg->cursor_column);
+	const char *qlocal = LocalTableName(cfg->local_relid);
+	StringInfoData same;
+	StringInfoData sql;
+
+	/* t and s are the same version of a key: its cursor and day */
+	initStringInfo(&same);
+	appendStringInfo(&same, "%s AND t.%s OPERATOR(pg_catalog.=) s.%s", LocalKeyJoin(cfg, "t", "s"), cur, cur);
+	appendStringInfo(&same, " AND (CAST(t.%s AS pg_catalog.date) OPERATOR(pg_catalog.=) CAST(s.%s AS pg_catalog.date)",
+					 day, day);
+	appendStringInfo(&same, " OR (t.%s IS NULL AND s.%s IS NULL))", day, day);
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT d FROM (SELECT CAST(s.%s AS pg_catalog.date) AS d FROM " STAGE_TABLE " s", day);
+	appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, same.data);
+	appendStringInfo(&sql, " UNION SELECT CAST(t.%s AS pg_catalog.date) FROM %s t", day, qlocal);
+	appendStringInfo(&sql, " WHERE t.%s OPERATOR(pg_catalog.<=) CAST($1 AS %s)", cur, cursor_type(cfg));
+	if (have_since)
+		appendStringInfo(&sql, " AND t.%s OPERATOR(pg_catalog.>=) $2", day);
+	appendStringInfo(&sql, " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %s)) x", same.data);
+	return sql.data;
+}
+
+/*
+ * The quality checks' statements (checks.c): the tables that 'references'
+ * checks of table $1 read, and every check of table $1 run on the cycle's
+ * result (watermark $2, rows changed $3), summed up.
+ */
+const char *
+LocalChecksReferencedSql(void)
+{
+	return "SELECT c.ref_table::pg_catalog.oid FROM treble_sync.checks c"
+		" WHERE c.table_id OPERATOR(pg_catalog.=) $1"
+		" AND c.kind OPERATOR(pg_catalog.=) 'references'"
+		" AND c.ref_table IS NOT NULL ORDER BY c.check_id";
+}
+
+const char *
+LocalChecksRunSql(void)
+{
+	return "SELECT pg_catalog.jsonb_agg(r)::pg_catalog.text,"
+		" pg_catalog.string_agg(r.kind OPERATOR(pg_catalog.||) ' check ' OPERATOR(pg_catalog.||) r.check_id"
+		"  OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) r.observed, '; ')"
+		"  FILTER (WHERE NOT r.passed AND r.severity OPERATOR(pg_catalog.=) 'error'),"
+		" pg_catalog.string_agg(r.kind OPERATOR(pg_catalog.||) ' check ' OPERATOR(pg_catalog.||) r.check_id"
+		"  OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) r.observed, '; ')"
+		"  FILTER (WHERE NOT r.passed AND r.severity OPERATOR(pg_catalog.=) 'warn')"
+		" FROM treble_sync.run_checks($1, $2, $3) r";
 }

@@ -71,6 +71,29 @@ extern char *LocalRefreshAllSql(TableConfig *cfg);
 extern char *LocalWindowKeysCreateSql(TableConfig *cfg, List *key_columns);
 extern char *LocalWindowDifferencesSql(TableConfig *cfg, bool quarantined);
 
+extern List *LocalHistoryCreateSql(const char *hist, const char *copy, List *key_columns);
+extern char *LocalHistorySeedSql(const char *hist, const char *copy, const char *columns);
+extern char *LocalHistoryTriggerSql(bool create, const char *trigger, const char *copy,
+									const char *event, const char *referencing);
+extern char *LocalHistoryExpireSql(const char *hist, bool rewound);
+extern char *LocalHistoryColumnSql(const char *hist, const char *column, const char *typname, bool add);
+extern char *LocalHistoryCloseSql(TableConfig *cfg, const char *hist, const char *src, bool drop_own);
+extern char *LocalHistoryRecordSql(const char *hist, const char *src, const char *columns);
+extern char *LocalHistoryAsOfSql(const char *hist, const char *row);
+extern char *LocalHistoryChangesSql(TableConfig *cfg, const char *hist, const char *row,
+									const char *copy_type);
+extern char *LocalHistoryLatestChangeSql(const char *hist);
+extern List *LocalHistoryRewindSql(TableConfig *cfg, const char *hist, const char *copy,
+								   const char *data, List *insertable);
+
+extern char *LocalVerifyDaysSql(TableConfig *cfg, const char *daycol, const char *checksum,
+								bool have_since);
+extern char *LocalVerifyStagedDaysSql(TableConfig *cfg, const char *daycol);
+extern char *LocalVerifyKeyDifferencesSql(TableConfig *cfg, const char *daycol, bool have_since);
+extern const char *LocalChecksReferencedSql(void);
+extern const char *LocalChecksRunSql(void);
+
+extern void LocalLogSql(const char *sql);
 extern uint64 LocalRunSql(const char *sql, int nargs, Oid *types, Datum *values, int expected);
 extern uint64 LocalRunSqlLimited(const char *sql, int nargs, Oid *types, Datum *values,
 								 int expected, long limit);
