@@ -1,14 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * localsql.c
- *	  Pieces of the SQL run on the copy: its quoted name, column lists, the
- *	  join on the key, the SET list of an upsert, which version of a key
- *	  is newer.
+ *	  Every statement run on the copy and its history, as deparse.c builds
+ *	  every statement sent to the warehouse: the pieces (the copy's quoted
+ *	  name, column lists, the join on the key, the SET list of an upsert,
+ *	  which version of a key is newer), the statements of a cycle, of the
+ *	  history, of verify() and of the checks built from them, and running
+ *	  them through SPI.
  *
- * Each piece is built once here so that every statement on the copy (the
- * cycle's upserts and refreshes, drift's ALTERs, verify()'s aggregates)
- * names and compares things the same way: operators by their schema, so
- * that nothing on the search_path can stand in for them.
+ * Each statement is one function that builds it from named pieces with a
+ * StringInfo, so that every statement names and compares things the same
+ * way: identifiers quoted, operators by their schema (so that nothing on
+ * the search_path can stand in for them), and every value a parameter
+ * ($1, $2, ...), never part of the text.  Every statement run here is
+ * logged at DEBUG1 ("treble_sync local SQL: ..."), and explain_cycle()
+ * shows the same text (cycle.c's CycleExplain()).
  *
  *-------------------------------------------------------------------------
  */

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * localsql.h
- *	  Pieces of the SQL run on the local copy, each built in one place
- *	  (localsql.c).  The remote counterpart is deparse.h.
+ *	  The SQL run on the local copy and its history, each statement built
+ *	  in one place (localsql.c).  The remote counterpart is deparse.h.
  *
  *-------------------------------------------------------------------------
  */
