@@ -1056,8 +1056,8 @@ fail_cycle(CycleRetries *r, ErrorData *edata, int attempt)
 
 /*
  * Transaction 2 of a table's or a group's cycle, with retries: a cycle
- * that fails on a lost connection or a timeout (of any member, for a
- * group) is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries times
+ * whose error's SQLSTATE says it may pass (AttemptErrorIsTransient(): a
+ * lost connection, a timeout..., of any member, for a group) is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries times
  * (of a group: its first member's); any other error, or a cancel, fails it
  * at once.  The run log records the attempts, and a failure with its
  * error.
@@ -1076,7 +1076,7 @@ run_with_retries(CycleRetries *r, int max_retries)
 		Assert(!IsTransactionState() && CurrentAttempt != NULL);
 
 		if (attempt > max_retries || ProcessWasSignalled() ||
-			!CurrentAttempt->transient)
+			!AttemptErrorIsTransient(edata->sqlerrcode))
 		{
 			fail_cycle(r, edata, attempt);
 			return;
