@@ -489,7 +489,7 @@ static void
 index_stage(TableConfig *cfg)
 {
 	run_sql(LocalStageIndexSql(cfg), 0, NULL, NULL, SPI_OK_UTILITY);
-	run_sql("ANALYZE " STAGE_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+	run_sql(LOCAL_ANALYZE_STAGE, 0, NULL, NULL, SPI_OK_UTILITY);
 	ProgressResume();			/* both reported their own progress meanwhile */
 }
 
@@ -860,7 +860,7 @@ pull_window_keys(TableConfig *cfg, OdbcConn *conn, PullSpec *spec)
 	 * (run_sql_hashing); statistics size those hashes.
 	 */
 	SPI_connect();
-	run_sql("ANALYZE " WINDOW_KEYS_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+	run_sql(LOCAL_ANALYZE_WINDOW_KEYS, 0, NULL, NULL, SPI_OK_UTILITY);
 	SPI_finish();
 	ProgressResume();
 	ereport(DEBUG1,
@@ -1130,7 +1130,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	else if (result->rows_pulled - delta_rows > delta_rows / 10)
 	{
 		/* pull_window_differences() indexed it; its rows grew much since */
-		run_sql("ANALYZE " STAGE_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+		run_sql(LOCAL_ANALYZE_STAGE, 0, NULL, NULL, SPI_OK_UTILITY);
 		ProgressResume();		/* ANALYZE reported its own progress */
 	}
 	dedup_stage(cfg);
@@ -1161,7 +1161,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 		refresh_window(cfg, spec->bound, bound_hi, by_keys, gone, result);	/* step 4 */
 	}
 	if (by_keys)
-		run_sql("DROP TABLE " WINDOW_KEYS_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+		run_sql(LOCAL_DROP_WINDOW_KEYS, 0, NULL, NULL, SPI_OK_UTILITY);
 	SPI_finish();
 }
 
@@ -1545,12 +1545,12 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 		nparams = 0;
 		out = explain_add(out, "remote", "window keys",
 						  DeparsePull(&kcfg, conn, &kspec, NULL, params, &nparams));
-		out = explain_add(out, "local", "window keys", "ANALYZE " WINDOW_KEYS_TABLE);
+		out = explain_add(out, "local", "window keys", LOCAL_ANALYZE_WINDOW_KEYS);
 		delta.have_window = false;
 		nparams = 0;
 		out = explain_add(out, "remote", "pull", DeparsePull(cfg, conn, &delta, NULL, params, &nparams));
 		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
-		out = explain_add(out, "local", "merge", "ANALYZE " STAGE_TABLE);
+		out = explain_add(out, "local", "merge", LOCAL_ANALYZE_STAGE);
 		out = explain_add(out, "local", "window differences",
 						  LocalWindowDifferencesSql(cfg, cfg->on_bad_row == BAD_ROW_QUARANTINE));
 		out = explain_add(out, "remote", "pull by keys (if keys differ)", DeparseKeyPull(cfg, conn, 1));
@@ -1560,7 +1560,7 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 		nparams = 0;
 		out = explain_add(out, "remote", "pull", DeparsePull(cfg, conn, &spec, NULL, params, &nparams));
 		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
-		out = explain_add(out, "local", "merge", "ANALYZE " STAGE_TABLE);
+		out = explain_add(out, "local", "merge", LOCAL_ANALYZE_STAGE);
 	}
 	out = explain_add(out, "local", "merge", LocalStageRepeatedKeySql(cfg));
 	out = explain_add(out, "local", "merge (if a key came twice)", LocalStageDedupSql(cfg));
@@ -1576,6 +1576,6 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 						  LocalRefreshWindowSql(cfg, by_keys ? LOCAL_REFRESH_WINDOW_KEYS :
 												LOCAL_REFRESH_STAGED));
 	if (by_keys)
-		out = explain_add(out, "local", "refresh", "DROP TABLE " WINDOW_KEYS_TABLE);
+		out = explain_add(out, "local", "refresh", LOCAL_DROP_WINDOW_KEYS);
 	return out;
 }

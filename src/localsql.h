@@ -24,6 +24,12 @@
 #define WINDOW_KEYS_NAME "treble_sync_window_keys"
 #define WINDOW_KEYS_TABLE "pg_temp." WINDOW_KEYS_NAME
 
+/* The statements on those tables that need no piece of a registration */
+#define LOCAL_ANALYZE_STAGE "ANALYZE " STAGE_TABLE
+#define LOCAL_DROP_STAGE "DROP TABLE " STAGE_TABLE
+#define LOCAL_ANALYZE_WINDOW_KEYS "ANALYZE " WINDOW_KEYS_TABLE
+#define LOCAL_DROP_WINDOW_KEYS "DROP TABLE " WINDOW_KEYS_TABLE
+
 /* What an upsert's UPDATE may replace (see LocalUpsertUpdateSql()). */
 typedef enum LocalUpdateRule
 {

@@ -211,7 +211,7 @@ StageDrop(void)
 	if (!OidIsValid(relid))
 		return;
 	SPI_connect();
-	if (SPI_execute("DROP TABLE " STAGE_TABLE, false, 0) != SPI_OK_UTILITY)
+	if (SPI_execute(LOCAL_DROP_STAGE, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not drop the staging table");
 	SPI_finish();
 	CommandCounterIncrement();

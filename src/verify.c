@@ -238,7 +238,7 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	LocalRunSql(LocalVerifyKeyDifferencesSql(cfg, daycol, have_since),
 				have_since ? 2 : 1, types, values, SPI_OK_SELECT);
 	*bad_days = days_from_spi(cfg, cxt, 1);
-	SPI_execute("DROP TABLE " STAGE_TABLE, false, 0);
+	SPI_execute(LOCAL_DROP_STAGE, false, 0);
 	SPI_finish();
 	return days;
 }
