@@ -837,13 +837,16 @@ pull_window_keys(TableConfig *cfg, OdbcConn *conn, PullSpec *spec)
 	CycleResult kresult;
 	StageTarget ktarget;
 	Oid			relid;
+	char	   *sql;
 
 	kspec.have_prev = false;
 	kspec.window_only = true;
 	kspec.cut = Min(spec->cut, spec->prev);
 
 	SPI_connect();
-	SecurityCreateTempTable(LocalWindowKeysCreateSql(cfg, kcfg.columns));
+	sql = LocalWindowKeysCreateSql(cfg, kcfg.columns);
+	LocalLogSql(sql);
+	SecurityCreateTempTable(sql);
 	SPI_finish();
 	CommandCounterIncrement();
 	relid = get_relname_relid(WINDOW_KEYS_NAME, LookupCreationNamespace("pg_temp"));
@@ -1499,15 +1502,40 @@ explain_add(List *list, const char *side, const char *step, const char *sql)
 }
 
 /*
+ * A pull as pull_rows() sends it: through a driver that cannot stream,
+ * counted first (and then, if it holds more than slice_rows, the same
+ * statements again per slice, with other bounds).
+ */
+static List *
+explain_pull(List *out, TableConfig *cfg, OdbcConn *conn, PullSpec *spec, const char *step)
+{
+	OdbcParam	params[PULL_MAX_PARAMS];
+	int			nparams = 0;
+
+	if (spec->have_cut && !OdbcDriverStreams(conn) &&
+		FdwServerIntOption(GetForeignServerByName(cfg->server_name, false),
+						   "slice_rows", DEFAULT_SLICE_ROWS) != 0)
+	{
+		out = explain_add(out, "remote", psprintf("%s (count: the driver cannot stream)", step),
+						  DeparsePullCount(cfg, conn, spec, NULL, params, &nparams));
+		nparams = 0;
+	}
+	return explain_add(out, "remote", step, DeparsePull(cfg, conn, spec, NULL, params, &nparams));
+}
+
+/*
  * The statements the table's next cycle would send to the warehouse
  * ("remote") and run on the copy ("local"), in their order, built by the
- * same functions as the cycle's (deparse.c, localsql.c) and run by none:
- * explain_cycle().  What the cycle learns on the way decides a few of them
- * (whether a key came twice, whether the copy was empty, whether a pull is
- * cut into slices, how many keys differ): those are listed with the step
- * named conditionally, and a pull by keys with one key.  A snapshot
- * table's cycle and resync() are the full pull's.  conn is only read for
- * the driver's quoting and abilities; nothing is sent on it.
+ * same functions as the cycle's (deparse.c, localsql.c, advisor.c) and run
+ * by none: explain_cycle().  What the cycle learns on the way decides a
+ * few of them (whether a key came twice, whether the copy was empty,
+ * whether keys differ, whether it changed much of the copy): those are
+ * listed with the step named conditionally, and a pull by keys with one
+ * key.  A snapshot table's cycle and resync() are the full pull's.  conn
+ * is only read for the driver's quoting and abilities; nothing is sent on
+ * it but what connecting sends.  Not shown: what connecting and the
+ * schema drift check send (ODBC catalog calls), and the creation of the
+ * staging table.
  */
 List *
 CycleExplain(TableConfig *cfg, OdbcConn *conn)
@@ -1518,12 +1546,15 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 	int			nparams = 0;
 	bool		full = cfg->mode == SYNC_SNAPSHOT;
 	bool		by_keys;
+	bool		measured;
+	char	   *sql;
 
 	memset(&spec, 0, sizeof(spec));
 	spec.have_cut = cfg->cursor_kind != CURSOR_NONE;
 	spec.have_prev = !full && cfg->watermark != NULL &&
 		delta_start(cfg, CursorParse(cfg, cfg->watermark), &spec.prev);
 	spec.have_window = !full && cfg->event_column != NULL && cfg->mode == SYNC_UPSERT;
+	measured = spec.have_window && AdvisorCovers(cfg);
 	if (spec.have_cut)
 		out = explain_add(out, "remote", "cut", DeparseCut(cfg, conn, params, &nparams));
 	if (!full && cfg->cursor_kind != CURSOR_NONE)
@@ -1542,13 +1573,10 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 		kspec.have_prev = false;
 		kspec.window_only = true;
 		out = explain_add(out, "local", "window keys", LocalWindowKeysCreateSql(cfg, kcfg.columns));
-		nparams = 0;
-		out = explain_add(out, "remote", "window keys",
-						  DeparsePull(&kcfg, conn, &kspec, NULL, params, &nparams));
+		out = explain_pull(out, &kcfg, conn, &kspec, "window keys");
 		out = explain_add(out, "local", "window keys", LOCAL_ANALYZE_WINDOW_KEYS);
 		delta.have_window = false;
-		nparams = 0;
-		out = explain_add(out, "remote", "pull", DeparsePull(cfg, conn, &delta, NULL, params, &nparams));
+		out = explain_pull(out, cfg, conn, &delta, "pull");
 		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
 		out = explain_add(out, "local", "merge", LOCAL_ANALYZE_STAGE);
 		out = explain_add(out, "local", "window differences",
@@ -1557,8 +1585,7 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 	}
 	else
 	{
-		nparams = 0;
-		out = explain_add(out, "remote", "pull", DeparsePull(cfg, conn, &spec, NULL, params, &nparams));
+		out = explain_pull(out, cfg, conn, &spec, "pull");
 		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
 		out = explain_add(out, "local", "merge", LOCAL_ANALYZE_STAGE);
 	}
@@ -1566,16 +1593,32 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 	out = explain_add(out, "local", "merge (if a key came twice)", LocalStageDedupSql(cfg));
 	out = explain_add(out, "local", "upsert", LocalCopyIsEmptySql(cfg));
 	if (cfg->mode != SYNC_APPEND && LocalSetList(cfg, "s")[0] != '\0')
-		out = explain_add(out, "local", "upsert (unless the copy is empty)",
-						  LocalUpsertUpdateSql(cfg, full ? LOCAL_UPDATE_ALWAYS : LOCAL_UPDATE_VERSIONED));
+	{
+		sql = LocalUpsertUpdateSql(cfg, full ? LOCAL_UPDATE_ALWAYS : LOCAL_UPDATE_VERSIONED);
+		if (measured)			/* as upsert_stage() measures corrections */
+			sql = AdvisorMeasuringSql(sql, psprintf("s.%s", quote_identifier(cfg->cursor_column)),
+									  psprintf("s.%s", quote_identifier(cfg->event_column)), 1);
+		out = explain_add(out, "local", "upsert (unless the copy is empty)", sql);
+	}
 	out = explain_add(out, "local", "upsert", LocalUpsertInsertSql(cfg, LOCAL_INSERT_NEW_KEYS));
 	if (full)
 		out = explain_add(out, "local", "refresh", LocalRefreshAllSql(cfg));
 	else if (spec.have_window)
-		out = explain_add(out, "local", "refresh",
-						  LocalRefreshWindowSql(cfg, by_keys ? LOCAL_REFRESH_WINDOW_KEYS :
-												LOCAL_REFRESH_STAGED));
+	{
+		/* with a one-column key, the comparison named the keys gone */
+		bool		gone_keys = by_keys && list_length(cfg->key_columns) == 1;
+
+		sql = LocalRefreshWindowSql(cfg, gone_keys ? LOCAL_REFRESH_GONE_KEYS :
+									by_keys ? LOCAL_REFRESH_WINDOW_KEYS : LOCAL_REFRESH_STAGED);
+		if (measured)			/* as refresh_window() measures removals */
+			sql = AdvisorMeasuringSql(sql, "$5", psprintf("t.%s", quote_identifier(cfg->event_column)), 1);
+		out = explain_add(out, "local", gone_keys ? "refresh (if keys are gone)" : "refresh", sql);
+	}
 	if (by_keys)
 		out = explain_add(out, "local", "refresh", LOCAL_DROP_WINDOW_KEYS);
+	out = explain_add(out, "local", "checks", LocalChecksReferencedSql());
+	out = explain_add(out, "local", "checks", LocalChecksRunSql());
+	out = explain_add(out, "local", "analyze (if the cycle changed much of the copy)",
+					  LocalAnalyzeSql(cfg));
 	return out;
 }
