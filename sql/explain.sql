@@ -23,13 +23,16 @@ SELECT name FROM treble_sync.add_table('Explain_Sends', 'wh', key_columns => '{d
 -- one statement a line
 \pset format unaligned
 
--- the first cycle: no watermark, so one pull of everything up to the cut
+-- the first cycle: no watermark and an empty copy, so one pull of
+-- everything up to the cut, counted first (the SQLite driver cannot stream)
+-- and copied straight into the copy; a batch the copy refuses is merged
 SELECT side, step, statement FROM treble_sync.explain_cycle('explain_sends');
 SELECT status, rows_inserted FROM treble_sync.sync_table('explain_sends');
 
 -- a cycle with a watermark and hot_window_check 'keys': the delta, the
 -- window's keys, the comparison of the keys with the copy's, the pull of
--- the keys that differ, the upsert and the refresh by keys
+-- the keys that differ, the upsert and the refresh of the keys gone, the
+-- latter two inside the window advisor's measuring statements
 SELECT side, step, statement FROM treble_sync.explain_cycle('explain_sends');
 
 -- hot_window_check 'rows': one pull of the delta and the window, whole

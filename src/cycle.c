@@ -1533,7 +1533,8 @@ explain_pull(List *out, TableConfig *cfg, OdbcConn *conn, PullSpec *spec, const 
  * listed with the step named conditionally, and a pull by keys with one
  * key.  A snapshot table's cycle and resync() are the full pull's.  conn
  * is only read for the driver's quoting and abilities; nothing is sent on
- * it but what connecting sends.  Not shown: what connecting and the
+ * it but what connecting sends; the copy is read only to know whether it
+ * is empty (a first load goes straight into an empty copy).  Not shown: what connecting and the
  * schema drift check send (ODBC catalog calls), and the creation of the
  * staging table.
  */
@@ -1583,6 +1584,21 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 						  LocalWindowDifferencesSql(cfg, cfg->on_bad_row == BAD_ROW_QUARANTINE));
 		out = explain_add(out, "remote", "pull by keys (if keys differ)", DeparseKeyPull(cfg, conn, 1));
 	}
+	else if (can_load_direct(cfg, full ? APPLY_FULL : APPLY_CYCLE))
+	{
+		/* into the empty copy straight, as pull_and_apply() loads it */
+		const char *refused = "merge (if the copy refused a batch)";
+
+		out = explain_pull(out, cfg, conn, &spec, "pull (straight into the empty copy)");
+		out = explain_add(out, "local", refused, LocalStageIndexSql(cfg));
+		out = explain_add(out, "local", refused, LOCAL_ANALYZE_STAGE);
+		out = explain_add(out, "local", refused, LocalStageRepeatedKeySql(cfg));
+		out = explain_add(out, "local", refused, LocalStageDedupSql(cfg));
+		if (LocalSetList(cfg, "s")[0] != '\0')
+			out = explain_add(out, "local", refused, LocalUpsertUpdateSql(cfg, LOCAL_UPDATE_NEWER));
+		out = explain_add(out, "local", refused, LocalUpsertInsertSql(cfg, LOCAL_INSERT_ON_CONFLICT));
+		goto checks;
+	}
 	else
 	{
 		out = explain_pull(out, cfg, conn, &spec, "pull");
@@ -1616,6 +1632,7 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 	}
 	if (by_keys)
 		out = explain_add(out, "local", "refresh", LOCAL_DROP_WINDOW_KEYS);
+checks:
 	out = explain_add(out, "local", "checks", LocalChecksReferencedSql());
 	out = explain_add(out, "local", "checks", LocalChecksRunSql());
 	out = explain_add(out, "local", "analyze (if the cycle changed much of the copy)",
