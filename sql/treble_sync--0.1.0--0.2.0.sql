@@ -837,6 +837,7 @@ RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     )
     SELECT pg_catalog.string_agg(line, E'\n' ORDER BY k, o, line) OPERATOR(pg_catalog.||) E'\n# EOF\n' FROM lines
 $$;
+
 -- explain_cycle(): the statements a table's next cycle would send to the
 -- warehouse and run on the copy, built by the cycle's own code and run by
 -- none; for the registration's owner (and roles with its privileges)
