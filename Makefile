@@ -52,7 +52,7 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 # The self-contained suite (sql/, expected/), in this order: setup creates
 # the SQLite warehouse file and its server, cleanup removes them.
-REGRESS      = setup register cycle window privileges options bad_rows nulls edge_values attack_bytes attack_extremes attack_odd_args attack_row_values attack_triggers attack_sqlite_files attack_groups cleanup
+REGRESS      = setup register cycle window privileges options bad_rows nulls edge_values attack_bytes attack_extremes attack_odd_args attack_row_values attack_triggers attack_sqlite_files attack_groups explain cleanup
 REGRESS_OPTS = --inputdir=.
 
 # The multi-cluster suite (test/regress/): a second PostgreSQL cluster as the

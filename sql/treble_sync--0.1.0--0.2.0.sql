@@ -837,3 +837,16 @@ RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     )
     SELECT pg_catalog.string_agg(line, E'\n' ORDER BY k, o, line) OPERATOR(pg_catalog.||) E'\n# EOF\n' FROM lines
 $$;
+
+-- explain_cycle(): the statements a table's next cycle would send to the
+-- warehouse and run on the copy, built by the cycle's own code and run by
+-- none; for the registration's owner (and roles with its privileges)
+-- among treble_sync_admin.
+CREATE FUNCTION treble_sync.explain_cycle(name text)
+RETURNS TABLE (side text, step text, statement text)
+AS 'MODULE_PATHNAME', 'treble_sync_explain_cycle'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION treble_sync.explain_cycle IS
+    'the statements the next cycle of a table would send to the warehouse (remote) and run on the copy (local), without running them';
+REVOKE EXECUTE ON FUNCTION treble_sync.explain_cycle(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION treble_sync.explain_cycle(text) TO treble_sync_admin;

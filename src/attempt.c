@@ -91,12 +91,56 @@ AttemptNoteFailedChecks(const char *json)
 		note_text(&CurrentAttempt->failed_checks, json);
 }
 
-/* Whether the remote error just raised is worth a retry. */
-void
-AttemptNoteRemoteError(bool transient)
+/*
+ * Whether an attempt that failed with this error is worth another, decided
+ * from its SQLSTATE alone, for every error a cycle meets: the warehouse's
+ * (odbc.c gives each the SQLSTATE that says what it is), the reader's
+ * (forwarded whole) and the copy's.  The cycle runner asks, and retries
+ * only while the process was not cancelled or terminated itself (a cancel
+ * is 57014 too).  docs/reliability.md lists the same table.
+ *
+ * Retried: what passes with time.
+ *	- class 08: the connection was refused or lost (the driver's own
+ *	  class-08 SQLSTATE; ClickHouse's network failures as 08001; a reader
+ *	  that exited without a word, 08006);
+ *	- 57014: a timeout (the driver's HYT00, HYT01, HY008, HY018, or
+ *	  psqlODBC's server-side statement timeout);
+ *	- 57P01, 57P02, 57P03: the warehouse shut down, crashed or is starting;
+ *	- 40P01: a deadlock, whose victim this attempt was;
+ *	- class 53: insufficient resources (disk full, out of memory, too many
+ *	  connections), here or on the warehouse.
+ * Not retried: everything else, and notably
+ *	- class 28: the warehouse refused the login (a retry counts against its
+ *	  lockout policy);
+ *	- HV00N: a connection that cannot be made as configured (TLS and
+ *	  certificates, a DSN or SQLite file missing, ClickHouse TLS settings);
+ *	- 40001: the registration changed while the cycle ran (the next cycle
+ *	  runs with the new one);
+ *	- 55P03: a lock not had within treble_sync.lock_timeout;
+ *	- 57000: a process of the cycle (its reader) was stopped.
+ */
+bool
+AttemptErrorIsTransient(int sqlerrcode)
 {
-	if (CurrentAttempt)
-		CurrentAttempt->transient = transient;
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_CONNECTION_EXCEPTION:	/* class 08 */
+		case ERRCODE_INSUFFICIENT_RESOURCES:	/* class 53 */
+			return true;
+		default:
+			break;
+	}
+	switch (sqlerrcode)
+	{
+		case ERRCODE_QUERY_CANCELED:
+		case ERRCODE_ADMIN_SHUTDOWN:
+		case ERRCODE_CRASH_SHUTDOWN:
+		case ERRCODE_CANNOT_CONNECT_NOW:
+		case ERRCODE_T_R_DEADLOCK_DETECTED:
+			return true;
+		default:
+			return false;
+	}
 }
 
 /* The chunk being loaded (NULL: none), for recording its failure. */

@@ -40,7 +40,6 @@ typedef struct CycleAttempt
 	char	   *cut;			/* the cut frozen, as catalog text, or NULL */
 	char	   *drift;			/* the schema drift seen, or NULL */
 	char	   *failed_checks;	/* results (JSON) of checks that failed it */
-	bool		transient;		/* the last remote error was transient */
 	LoadChunk	chunk;			/* the chunk being loaded; chunk 0 if none */
 	int64		run_id;			/* the run this attempt belongs to */
 	AttemptBadRow *bad_row;		/* the row that failed it, or NULL */
@@ -55,7 +54,7 @@ extern void AttemptNoteRun(int64 run_id);
 extern void AttemptNoteCut(const char *cut);
 extern void AttemptNoteDrift(const char *drift);
 extern void AttemptNoteFailedChecks(const char *json);
-extern void AttemptNoteRemoteError(bool transient);
+extern bool AttemptErrorIsTransient(int sqlerrcode);
 extern void AttemptNoteChunk(const LoadChunk *chunk);
 extern bool AttemptNoteBadRow(const char *key, const char *column, const char *raw,
 							  const char *reason, const char *cursor);

@@ -31,6 +31,7 @@
 #include "attempt.h"
 #include "catalog.h"
 #include "checks.h"
+#include "localsql.h"
 #include "recovery.h"
 #include "version.h"
 #include "security.h"
@@ -60,11 +61,8 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 	SPI_connect();
 
 	/* the references checks' tables are read as the owner: who owns them? */
-	if (SPI_execute_with_args("SELECT c.ref_table::pg_catalog.oid FROM treble_sync.checks c"
-							  " WHERE c.table_id OPERATOR(pg_catalog.=) $1"
-							  " AND c.kind OPERATOR(pg_catalog.=) 'references'"
-							  " AND c.ref_table IS NOT NULL ORDER BY c.check_id",
-							  1, types, values, nulls, true, 0) != SPI_OK_SELECT)
+	LocalLogSql(LocalChecksReferencedSql());
+	if (SPI_execute_with_args(LocalChecksReferencedSql(), 1, types, values, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the checks of \"%s\"", cfg->name);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -75,14 +73,8 @@ ChecksRun(TableConfig *cfg, CycleResult *result)
 		SecurityCheckReadAsOwner(cfg, DatumGetObjectId(ref));
 	}
 
-	if (SPI_execute_with_args("SELECT pg_catalog.jsonb_agg(r)::pg_catalog.text,"
-							  " pg_catalog.string_agg(r.kind OPERATOR(pg_catalog.||) ' check ' OPERATOR(pg_catalog.||) r.check_id"
-							  "  OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) r.observed, '; ')"
-							  "  FILTER (WHERE NOT r.passed AND r.severity OPERATOR(pg_catalog.=) 'error'),"
-							  " pg_catalog.string_agg(r.kind OPERATOR(pg_catalog.||) ' check ' OPERATOR(pg_catalog.||) r.check_id"
-							  "  OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) r.observed, '; ')"
-							  "  FILTER (WHERE NOT r.passed AND r.severity OPERATOR(pg_catalog.=) 'warn')"
-							  " FROM treble_sync.run_checks($1, $2, $3) r",
+	LocalLogSql(LocalChecksRunSql());
+	if (SPI_execute_with_args(LocalChecksRunSql(),
 							  3, types, values, nulls, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not run the checks of \"%s\"", cfg->name);
 	json = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);

@@ -70,14 +70,6 @@ static bool remote_aggregate(TableConfig *cfg, OdbcConn *conn, const char *agg,
 							 const char *column, bool integer, bool bounded,
 							 int64 cut, int64 *result);
 
-/*
- * The table of a key-only window check: the key columns and the cursor of
- * the warehouse's rows in the hot window, beside the staging table.  Gone
- * at commit, and dropped once the window is refreshed.
- */
-#define WINDOW_KEYS_NAME "treble_sync_window_keys"
-#define WINDOW_KEYS_TABLE "pg_temp." WINDOW_KEYS_NAME
-
 /* What a pull is applied as. */
 typedef enum ApplyKind
 {
@@ -405,14 +397,7 @@ run_sql_hashing(const char *sql, int nargs, Oid *types, Datum *values, int expec
 
 	(void) set_config_option("enable_hashjoin", "on", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	if (limit == 0)
-		n = run_sql(sql, nargs, types, values, expected);
-	else
-	{
-		if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, limit) != expected)
-			elog(ERROR, "could not run: %s", sql);
-		n = SPI_processed;
-	}
+	n = LocalRunSqlLimited(sql, nargs, types, values, expected, limit);
 	AtEOXact_GUC(true, nestlevel);
 	return n;
 }
@@ -447,7 +432,7 @@ CycleAnalyzeIfChanged(TableConfig *cfg, CycleResult *result)
 		return;
 
 	SPI_connect();
-	run_sql(psprintf("ANALYZE %s", LocalTableName(cfg->local_relid)), 0, NULL, NULL,
+	run_sql(LocalAnalyzeSql(cfg), 0, NULL, NULL,
 			SPI_OK_UTILITY);
 	SPI_finish();
 	ProgressResume();			/* ANALYZE reported progress of its own */
@@ -503,10 +488,8 @@ guard_deletes(TableConfig *cfg, int64 deleted, int64 remaining, const char *slic
 static void
 index_stage(TableConfig *cfg)
 {
-	run_sql(psprintf("CREATE INDEX ON " STAGE_TABLE " (%s)",
-					 LocalColumnList(cfg->key_columns, NULL)),
-			0, NULL, NULL, SPI_OK_UTILITY);
-	run_sql("ANALYZE " STAGE_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+	run_sql(LocalStageIndexSql(cfg), 0, NULL, NULL, SPI_OK_UTILITY);
+	run_sql(LOCAL_ANALYZE_STAGE, 0, NULL, NULL, SPI_OK_UTILITY);
 	ProgressResume();			/* both reported their own progress meanwhile */
 }
 
@@ -519,23 +502,11 @@ index_stage(TableConfig *cfg)
 static void
 dedup_stage(TableConfig *cfg)
 {
-	const char *keys = LocalColumnList(cfg->key_columns, NULL);
-
-	if (count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1"
-						   " FROM " STAGE_TABLE " GROUP BY %s"
-						   " HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1) d",
-						   keys)) == 0)
+	if (count_sql(LocalStageRepeatedKeySql(cfg)) == 0)
 		return;
 
 	/* delete s if another row t of its key is newer, or identical and later */
-	run_sql(psprintf("DELETE FROM " STAGE_TABLE " s WHERE EXISTS ("
-					 "SELECT 1 FROM " STAGE_TABLE " t WHERE %s"
-					 " AND t.ctid OPERATOR(pg_catalog.<>) s.ctid"
-					 " AND (%s OR (ROW(%s)::pg_catalog.text OPERATOR(pg_catalog.=) ROW(%s)::pg_catalog.text"
-					 "  AND t.ctid OPERATOR(pg_catalog.>) s.ctid)))",
-					 LocalKeyJoin(cfg, "t", "s"), LocalNewerVersion(cfg, "t", "s"),
-					 LocalColumnList(cfg->columns, "t"), LocalColumnList(cfg->columns, "s")),
-			0, NULL, NULL, SPI_OK_DELETE);
+	run_sql(LocalStageDedupSql(cfg), 0, NULL, NULL, SPI_OK_DELETE);
 }
 
 /*
@@ -554,86 +525,37 @@ dedup_stage(TableConfig *cfg)
  * version, which is always the truth; append mode never updates.
  */
 static void
-upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bound,
+upsert_stage(TableConfig *cfg, UpsertKind kind, Timestamp bound,
 			 Timestamp bound_hi, CycleResult *result)
 {
 	bool		copy_was_empty;
-	StringInfoData sql;
-	char	   *set;
-	char	   *keys = LocalKeyJoin(cfg, "t", "s");
+	char	   *sql;
 	Oid			types[2] = {TIMESTAMPOID, TIMESTAMPOID};
 	Datum		values[2] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi)};
 
-	set = LocalSetList(cfg, "s");
-
 	/* a first load into an empty copy only inserts */
-	copy_was_empty = count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT 1) e",
-										qlocal)) == 0;
+	copy_was_empty = count_sql(LocalCopyIsEmptySql(cfg)) == 0;
 
-	initStringInfo(&sql);
-	if (set[0] != '\0' && !copy_was_empty && kind != UPSERT_INSERT_ONLY)
+	if (LocalSetList(cfg, "s")[0] != '\0' && !copy_was_empty && kind != UPSERT_INSERT_ONLY)
 	{
-		/*
-		 * The staged rows in key order (OFFSET 0 keeps the order through
-		 * the join): a copy loaded in key order is then read and written
-		 * page after page, and its key index leaf after leaf, instead of
-		 * at random.
-		 */
-		appendStringInfo(&sql, "UPDATE %s t SET %s FROM (SELECT * FROM " STAGE_TABLE " ORDER BY %s OFFSET 0) s"
-						 " WHERE %s AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
-						 qlocal, set, LocalColumnList(cfg->key_columns, NULL), keys,
-						 LocalColumnList(cfg->columns, "t"),
-						 LocalColumnList(cfg->columns, "s"));
-		if (kind == UPSERT_VERSIONED && cfg->event_column)
-			appendStringInfo(&sql, " AND (%s"
-							 " OR (t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2))",
-							 LocalNewerVersion(cfg, "s", "t"),
-							 quote_identifier(cfg->event_column),
-							 quote_identifier(cfg->event_column));
-		else
-			appendStringInfoString(&sql, " AND $1 IS NOT NULL AND $2 IS NOT NULL");	/* uses both */
+		sql = LocalUpsertUpdateSql(cfg, kind == UPSERT_VERSIONED ?
+								   LOCAL_UPDATE_VERSIONED : LOCAL_UPDATE_ALWAYS);
 		if (kind == UPSERT_VERSIONED && result->lateness != NULL)
 		{
 			/* how late each correction is: its cursor against its event */
-			run_sql(AdvisorMeasuringSql(sql.data,
+			run_sql(AdvisorMeasuringSql(sql,
 										psprintf("s.%s", quote_identifier(cfg->cursor_column)),
 										psprintf("s.%s", quote_identifier(cfg->event_column)), 1),
 					2, types, values, SPI_OK_SELECT);
 			result->rows_updated = AdvisorCollect(&result->lateness->corrections);
 		}
 		else
-			result->rows_updated = run_sql(sql.data, 2, types, values, SPI_OK_UPDATE);
+			result->rows_updated = run_sql(sql, 2, types, values, SPI_OK_UPDATE);
 	}
 
-	/*
-	 * The keys the copy has were just updated (or deliberately kept); insert
-	 * the rest.  The unique index on the key says which those are, with no
-	 * join against the table being filled.  A partitioned copy's unique
-	 * index also holds the partition key, so there it takes an anti-join.
-	 */
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS t (%s) SELECT %s FROM " STAGE_TABLE " s",
-					 qlocal, LocalColumnList(cfg->columns, NULL),
-					 LocalColumnList(cfg->columns, "s"));
-	if (copy_was_empty)
-		;						/* nothing to collide with: a plain insert */
-	else
-	{
-		bool		partitioned = get_rel_relkind(cfg->local_relid) == RELKIND_PARTITIONED_TABLE;
-
-		if (partitioned)
-			appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)", qlocal, keys);
-		/*
-		 * In key order, as the UPDATE: new keys mostly land at the index's
-		 * end.  (Not into an empty copy: that sort would be of a whole
-		 * first load.)
-		 */
-		appendStringInfo(&sql, " ORDER BY %s", LocalColumnList(cfg->key_columns, "s"));
-		if (!partitioned)
-			appendStringInfo(&sql, " ON CONFLICT (%s) DO NOTHING",
-							 LocalColumnList(cfg->key_columns, NULL));
-	}
-	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
+	/* the keys the copy has were just updated (or deliberately kept): the rest */
+	sql = LocalUpsertInsertSql(cfg, copy_was_empty ? LOCAL_INSERT_ALL : LOCAL_INSERT_NEW_KEYS);
+	result->rows_inserted = run_sql(sql, 0, NULL, NULL, SPI_OK_INSERT);
 }
 
 /*
@@ -644,29 +566,9 @@ upsert_stage(TableConfig *cfg, const char *qlocal, UpsertKind kind, Timestamp bo
  * whichever chunk arrives first.  Counts every row written as inserted.
  */
 static void
-upsert_stage_concurrent(TableConfig *cfg, const char *qlocal, CycleResult *result)
+upsert_stage_concurrent(TableConfig *cfg, CycleResult *result)
 {
-	StringInfoData sql;
-	char	   *set;
-
-	set = LocalSetList(cfg, "EXCLUDED");
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS t (%s) SELECT %s FROM " STAGE_TABLE " s"
-					 " ON CONFLICT (%s) DO ",
-					 qlocal, LocalColumnList(cfg->columns, NULL),
-					 LocalColumnList(cfg->columns, "s"),
-					 LocalColumnList(cfg->key_columns, NULL));
-	if (set[0] == '\0')
-		appendStringInfoString(&sql, "NOTHING");
-	else
-		appendStringInfo(&sql, "UPDATE SET %s"
-						 " WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s)) AND %s",
-						 set,
-						 LocalColumnList(cfg->columns, "t"),
-						 LocalColumnList(cfg->columns, "EXCLUDED"),
-						 LocalNewerVersion(cfg, "EXCLUDED", "t"));
-	result->rows_inserted = run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
+	result->rows_inserted = run_sql(LocalUpsertConcurrentSql(cfg), 0, NULL, NULL, SPI_OK_INSERT);
 }
 
 /*
@@ -702,7 +604,7 @@ bad_keys_array(CycleResult *result)
  * one-column key), only those are looked at.
  */
 static void
-refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp bound_hi,
+refresh_window(TableConfig *cfg, Timestamp bound, Timestamp bound_hi,
 			   bool by_keys, Datum gone, CycleResult *result)
 {
 	const char *ev = quote_identifier(cfg->event_column);
@@ -710,7 +612,6 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 	Datum		values[5] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi),
 		Int32GetDatum(0), bad_keys_array(result),
 	TimestampGetDatum(result->lateness ? result->lateness->cut : 0)};
-	char	   *in_window;
 	char	   *sql;
 
 	/*
@@ -718,13 +619,8 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 	 * whose key was not set aside as bad by this cycle: the warehouse still
 	 * has that key (its newest version is bad), so the copy keeps its last
 	 * good version.  The keys compare as text, as the quarantine writes
-	 * them (StageQuarantineKey()).
+	 * them (LocalQuarantineKey()).
 	 */
-	in_window = psprintf("t.%s OPERATOR(pg_catalog.>=) $1 AND t.%s OPERATOR(pg_catalog.<) $2"
-						 " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
-						 " WHERE %s AND s.%s OPERATOR(pg_catalog.>=) $1 AND s.%s OPERATOR(pg_catalog.<) $2)"
-						 " AND NOT %s OPERATOR(pg_catalog.=) ANY ($4)",
-						 ev, ev, LocalKeyJoin(cfg, "t", "s"), ev, ev, StageQuarantineKey(cfg, "t"));
 	if (gone != (Datum) 0)
 	{
 		ArrayType  *keys = DatumGetArrayTypeP(gone);
@@ -736,10 +632,7 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 		}
 		types[2] = get_array_type(ARR_ELEMTYPE(keys));
 		values[2] = gone;
-		sql = psprintf("DELETE FROM %s t WHERE t.%s %s ANY ($3) AND %s", qlocal,
-					   quote_identifier(linitial(cfg->key_columns)),
-					   LocalColumnOperator(cfg, linitial(cfg->key_columns), TYPECACHE_EQ_OPR),
-					   in_window);
+		sql = LocalRefreshWindowSql(cfg, LOCAL_REFRESH_GONE_KEYS);
 		if (result->lateness != NULL)
 		{
 			/* how late each removal is: the cut against its event */
@@ -752,9 +645,7 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 	}
 	else
 	{
-		sql = psprintf("DELETE FROM %s t WHERE %s%s", qlocal, in_window,
-					   by_keys ? psprintf(" AND NOT EXISTS (SELECT 1 FROM " WINDOW_KEYS_TABLE " w WHERE %s)",
-										  LocalKeyJoin(cfg, "t", "w")) : "");
+		sql = LocalRefreshWindowSql(cfg, by_keys ? LOCAL_REFRESH_WINDOW_KEYS : LOCAL_REFRESH_STAGED);
 		/* the copy's window, by its event index, against the staged rows and keys */
 		if (result->lateness != NULL)
 		{
@@ -767,10 +658,7 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
 	}
 	if (result->rows_deleted > 0)
 		guard_deletes(cfg, result->rows_deleted,
-					  count_sql_with(psprintf("SELECT pg_catalog.count(*) FROM %s t"
-											  " WHERE t.%s OPERATOR(pg_catalog.>=) $1"
-											  " AND t.%s OPERATOR(pg_catalog.<) $2",
-											  qlocal, ev, ev), 2, types, values),
+					  count_sql_with(LocalCountSql(cfg, true), 2, types, values),
 					  TIMESTAMP_NOT_FINITE(bound_hi) ? "the hot window" : "the day");
 }
 
@@ -779,16 +667,11 @@ refresh_window(TableConfig *cfg, const char *qlocal, Timestamp bound, Timestamp 
  * warehouse (as pulled, cursor <= T) no longer has.
  */
 static void
-refresh_all(TableConfig *cfg, const char *qlocal, CycleResult *result)
+refresh_all(TableConfig *cfg, CycleResult *result)
 {
-	char	   *sql;
-
-	sql = psprintf("DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
-				   " WHERE %s)", qlocal, LocalKeyJoin(cfg, "t", "s"));
-	result->rows_deleted = run_sql(sql, 0, NULL, NULL, SPI_OK_DELETE);
+	result->rows_deleted = run_sql(LocalRefreshAllSql(cfg), 0, NULL, NULL, SPI_OK_DELETE);
 	if (result->rows_deleted > 0)
-		guard_deletes(cfg, result->rows_deleted,
-					  count_sql(psprintf("SELECT pg_catalog.count(*) FROM %s", qlocal)),
+		guard_deletes(cfg, result->rows_deleted, count_sql(LocalCountSql(cfg, false)),
 					  "the copy");
 }
 
@@ -818,7 +701,7 @@ CycleWindowBound(TableConfig *cfg, Timestamp cut)
  * pulled rows from the staging table.
  */
 static bool
-can_load_direct(TableConfig *cfg, ApplyKind kind, const char *qlocal)
+can_load_direct(TableConfig *cfg, ApplyKind kind)
 {
 	bool		empty;
 
@@ -829,8 +712,7 @@ can_load_direct(TableConfig *cfg, ApplyKind kind, const char *qlocal)
 		CatalogHasRowChecks(cfg->table_id))
 		return false;
 	SPI_connect();
-	empty = count_sql(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT 1) e",
-							   qlocal)) == 0;
+	empty = count_sql(LocalCopyIsEmptySql(cfg)) == 0;
 	SPI_finish();
 	return empty;
 }
@@ -844,24 +726,14 @@ can_load_direct(TableConfig *cfg, ApplyKind kind, const char *qlocal)
  * nothing before the pull: every key counts once, as inserted.
  */
 static void
-merge_refused(TableConfig *cfg, const char *qlocal, CycleResult *result)
+merge_refused(TableConfig *cfg, CycleResult *result)
 {
-	char	   *set = LocalSetList(cfg, "s");
-
 	index_stage(cfg);
 	dedup_stage(cfg);
-	if (set[0] != '\0')
-		run_sql(psprintf("UPDATE %s t SET %s FROM " STAGE_TABLE " s WHERE %s AND %s",
-						 qlocal, set, LocalKeyJoin(cfg, "t", "s"),
-						 LocalNewerVersion(cfg, "s", "t")),
-				0, NULL, NULL, SPI_OK_UPDATE);
-	result->rows_inserted +=
-		run_sql(psprintf("INSERT INTO %s AS t (%s) SELECT %s FROM " STAGE_TABLE " s"
-						 " ON CONFLICT (%s) DO NOTHING",
-						 qlocal, LocalColumnList(cfg->columns, NULL),
-						 LocalColumnList(cfg->columns, "s"),
-						 LocalColumnList(cfg->key_columns, NULL)),
-				0, NULL, NULL, SPI_OK_INSERT);
+	if (LocalSetList(cfg, "s")[0] != '\0')
+		run_sql(LocalUpsertUpdateSql(cfg, LOCAL_UPDATE_NEWER), 0, NULL, NULL, SPI_OK_UPDATE);
+	result->rows_inserted += run_sql(LocalUpsertInsertSql(cfg, LOCAL_INSERT_ON_CONFLICT),
+									 0, NULL, NULL, SPI_OK_INSERT);
 }
 
 /*
@@ -965,16 +837,16 @@ pull_window_keys(TableConfig *cfg, OdbcConn *conn, PullSpec *spec)
 	CycleResult kresult;
 	StageTarget ktarget;
 	Oid			relid;
+	char	   *sql;
 
 	kspec.have_prev = false;
 	kspec.window_only = true;
 	kspec.cut = Min(spec->cut, spec->prev);
 
 	SPI_connect();
-	SecurityCreateTempTable(psprintf("CREATE TEMPORARY TABLE " WINDOW_KEYS_NAME " ON COMMIT DROP"
-									 " AS SELECT %s FROM %s WITH NO DATA",
-									 LocalColumnList(kcfg.columns, NULL),
-									 LocalTableName(cfg->local_relid)));
+	sql = LocalWindowKeysCreateSql(cfg, kcfg.columns);
+	LocalLogSql(sql);
+	SecurityCreateTempTable(sql);
 	SPI_finish();
 	CommandCounterIncrement();
 	relid = get_relname_relid(WINDOW_KEYS_NAME, LookupCreationNamespace("pg_temp"));
@@ -991,7 +863,7 @@ pull_window_keys(TableConfig *cfg, OdbcConn *conn, PullSpec *spec)
 	 * (run_sql_hashing); statistics size those hashes.
 	 */
 	SPI_connect();
-	run_sql("ANALYZE " WINDOW_KEYS_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+	run_sql(LOCAL_ANALYZE_WINDOW_KEYS, 0, NULL, NULL, SPI_OK_UTILITY);
 	SPI_finish();
 	ProgressResume();
 	ereport(DEBUG1,
@@ -1128,15 +1000,10 @@ collect_gone_keys(SPITupleTable *rows, uint64 nrows, MemoryContext cxt)
  */
 static void
 pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
-						const char *qlocal, Timestamp bound, Timestamp bound_hi,
+						Timestamp bound, Timestamp bound_hi,
 						Datum *gone, CycleResult *result)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	const char *keys = LocalColumnList(cfg->key_columns, NULL);
-	const char *cur = quote_identifier(cfg->cursor_column);
-	const char *ev = quote_identifier(cfg->event_column);
-	const char *gt = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_GT_OPR);
-	const char *eq = LocalColumnOperator(cfg, cfg->cursor_column, TYPECACHE_EQ_OPR);
 	Oid			types[4] = {TIMESTAMPOID, TIMESTAMPOID, TEXTARRAYOID, TEXTARRAYOID};
 	Datum		values[4] = {TimestampGetDatum(bound), TimestampGetDatum(bound_hi),
 	(Datum) 0, bad_keys_array(result)};
@@ -1159,52 +1026,11 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	 * The keys are integers or text (window_by_keys), whose equality
 	 * hashes, as a full join needs.
 	 */
-	sql = psprintf("SELECT %11$s, w.\"treble_sync hit\" IS NULL AS gone FROM"
-				   " (SELECT %1$s, pg_catalog.max(%2$s) AS %2$s, true AS \"treble_sync hit\" FROM " WINDOW_KEYS_TABLE " w"
-				   "  WHERE NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %3$s) GROUP BY %1$s) w"
-				   " FULL JOIN"
-				   " (SELECT %9$s, t.%2$s, true AS \"treble_sync hit\" FROM %4$s t"
-				   "  WHERE t.%8$s OPERATOR(pg_catalog.>=) $1 AND t.%8$s OPERATOR(pg_catalog.<) $2"
-				   "  AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %10$s)"
-				   "  AND NOT %13$s OPERATOR(pg_catalog.=) ANY ($4)) c"
-				   " ON %12$s"
-				   " WHERE CASE WHEN w.\"treble_sync hit\" IS NULL THEN true"
-				   "  WHEN c.\"treble_sync hit\" IS NOT NULL THEN NOT COALESCE(c.%2$s %6$s w.%2$s, false)"
-				   "  ELSE NOT EXISTS (SELECT 1 FROM %4$s t WHERE %5$s"
-				   "   AND (t.%2$s %6$s w.%2$s OR t.%2$s %7$s w.%2$s) OFFSET 0) END",
-				   keys, cur, LocalKeyJoin(cfg, "s", "w"), qlocal, LocalKeyJoin(cfg, "t", "w"),
-				   eq, gt, ev, LocalColumnList(cfg->key_columns, "t"),
-				   LocalKeyJoin(cfg, "s", "t"), LocalCoalescedColumns(cfg->key_columns, "w", "c"),
-				   LocalKeyJoin(cfg, "w", "c"), StageQuarantineKey(cfg, "t"));
-
-	/*
-	 * A window key whose newest version the quarantine holds (same key,
-	 * same cursor) is not pulled again: that version was set aside and
-	 * counted when it came, and would only be set aside again.  A new
-	 * version (another cursor) differs, and comes.
-	 */
 	quarantined = cfg->on_bad_row == BAD_ROW_QUARANTINE &&
 		CatalogQuarantinedVersions(cfg, &quarantined_keys, &values[2]);
-	if (quarantined)
-	{
-		/*
-		 * The versions as "key<newline>cursor" (a key in COPY text has no
-		 * raw newline), matched by = ANY over the array, which the
-		 * planner hashes: the cost grows with the window's keys plus the
-		 * quarantine's, not with their product.
-		 */
-		char	   *version = psprintf("%s OPERATOR(pg_catalog.||) E'\\n' OPERATOR(pg_catalog.||) ",
-									   StageQuarantineKey(cfg, "w"));
-
-		sql = psprintf("%s AND NOT (w.\"treble_sync hit\" IS NOT NULL AND"
-					   " (%sCAST(w.%s AS pg_catalog.text) OPERATOR(pg_catalog.=) ANY ($3)%s))",
-					   sql, version, cur,
-					   cfg->cursor_kind == CURSOR_INTEGER ? "" :
-					   psprintf(" OR %spg_catalog.to_char(w.%s, 'YYYY-MM-DD HH24:MI:SS.US')"
-								" OPERATOR(pg_catalog.=) ANY ($3)", version, cur));
-	}
-	else
+	if (!quarantined)
 		values[2] = PointerGetDatum(construct_empty_array(TEXTOID));
+	sql = LocalWindowDifferencesSql(cfg, quarantined);
 	run_sql_hashing(sql, 4, types, values, SPI_OK_SELECT, WINDOW_REPULL_MAX_KEYS + 1);
 	nkeys = SPI_processed;
 	ereport(DEBUG1,
@@ -1262,7 +1088,6 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	bool		by_keys = kind == APPLY_CYCLE && window_by_keys(cfg, spec);
 	Datum		gone = (Datum) 0;	/* by_keys: the window's keys that are gone */
 	int64		delta_rows = 0; /* by_keys: rows staged before the re-pull */
-	char	   *qlocal = LocalTableName(cfg->local_relid);
 	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
 	Timestamp	bound_hi = (spec->have_window && spec->bound_hi != 0) ? spec->bound_hi : DT_NOEND;
 
@@ -1276,12 +1101,12 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 		delta.have_window = false;	/* T_prev < cursor <= T */
 		pull_rows(cfg, conn, &target, &delta, result);
 		delta_rows = result->rows_pulled;
-		pull_window_differences(cfg, conn, &target, spec, qlocal, bound, bound_hi, &gone, result);
+		pull_window_differences(cfg, conn, &target, spec, bound, bound_hi, &gone, result);
 	}
 	else
 	{
 		target.stage_relid = StageCreate(cfg);
-		if (can_load_direct(cfg, kind, qlocal))
+		if (can_load_direct(cfg, kind))
 		{
 			/* a first load: worth a second process that reads ahead */
 			target.copy_relid = cfg->local_relid;
@@ -1296,7 +1121,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	{
 		result->rows_inserted = target.direct_rows;
 		if (target.staged_rows > 0)
-			merge_refused(cfg, qlocal, result);
+			merge_refused(cfg, result);
 		ereport(DEBUG1,
 				(errmsg_internal("loaded " INT64_FORMAT " rows of \"%s\" straight into the copy, " INT64_FORMAT " through the staging table",
 								 target.direct_rows, cfg->name, target.staged_rows)));
@@ -1308,38 +1133,38 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	else if (result->rows_pulled - delta_rows > delta_rows / 10)
 	{
 		/* pull_window_differences() indexed it; its rows grew much since */
-		run_sql("ANALYZE " STAGE_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+		run_sql(LOCAL_ANALYZE_STAGE, 0, NULL, NULL, SPI_OK_UTILITY);
 		ProgressResume();		/* ANALYZE reported its own progress */
 	}
 	dedup_stage(cfg);
 	switch (kind)				/* step 3 */
 	{
 		case APPLY_CYCLE:
-			upsert_stage(cfg, qlocal, UPSERT_VERSIONED, bound, bound_hi, result);
+			upsert_stage(cfg, UPSERT_VERSIONED, bound, bound_hi, result);
 			break;
 		case APPLY_CONCURRENT:
-			upsert_stage_concurrent(cfg, qlocal, result);
+			upsert_stage_concurrent(cfg, result);
 			break;
 		case APPLY_APPEND:
-			upsert_stage(cfg, qlocal, UPSERT_INSERT_ONLY, bound, bound_hi, result);
+			upsert_stage(cfg, UPSERT_INSERT_ONLY, bound, bound_hi, result);
 			break;
 		case APPLY_FULL:
-			upsert_stage(cfg, qlocal, UPSERT_LATEST, bound, bound_hi, result);
+			upsert_stage(cfg, UPSERT_LATEST, bound, bound_hi, result);
 			break;
 	}
 	StageResolveQuarantine(cfg, result->run_id);
 	if (kind == APPLY_FULL)
 	{
 		ProgressPhase(PROGRESS_PHASE_WINDOW);
-		refresh_all(cfg, qlocal, result);
+		refresh_all(cfg, result);
 	}
 	else if (spec->have_window)
 	{
 		ProgressPhase(PROGRESS_PHASE_WINDOW);
-		refresh_window(cfg, qlocal, spec->bound, bound_hi, by_keys, gone, result);	/* step 4 */
+		refresh_window(cfg, spec->bound, bound_hi, by_keys, gone, result);	/* step 4 */
 	}
 	if (by_keys)
-		run_sql("DROP TABLE " WINDOW_KEYS_TABLE, 0, NULL, NULL, SPI_OK_UTILITY);
+		run_sql(LOCAL_DROP_WINDOW_KEYS, 0, NULL, NULL, SPI_OK_UTILITY);
 	SPI_finish();
 }
 
@@ -1662,4 +1487,155 @@ CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *res
 	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
 	if (cycle_did_work(result))
 		result->status = "success";
+}
+
+/* One statement of CycleExplain(): which side runs it, at which step. */
+static List *
+explain_add(List *list, const char *side, const char *step, const char *sql)
+{
+	CycleStatement *s = palloc(sizeof(CycleStatement));
+
+	s->side = side;
+	s->step = step;
+	s->sql = sql;
+	return lappend(list, s);
+}
+
+/*
+ * A pull as pull_rows() sends it: through a driver that cannot stream,
+ * counted first (and then, if it holds more than slice_rows, the same
+ * statements again per slice, with other bounds).
+ */
+static List *
+explain_pull(List *out, TableConfig *cfg, OdbcConn *conn, PullSpec *spec, const char *step)
+{
+	OdbcParam	params[PULL_MAX_PARAMS];
+	int			nparams = 0;
+
+	if (spec->have_cut && !OdbcDriverStreams(conn) &&
+		FdwServerIntOption(GetForeignServerByName(cfg->server_name, false),
+						   "slice_rows", DEFAULT_SLICE_ROWS) != 0)
+	{
+		out = explain_add(out, "remote", psprintf("%s (count: the driver cannot stream)", step),
+						  DeparsePullCount(cfg, conn, spec, NULL, params, &nparams));
+		nparams = 0;
+	}
+	return explain_add(out, "remote", step, DeparsePull(cfg, conn, spec, NULL, params, &nparams));
+}
+
+/*
+ * The statements the table's next cycle would send to the warehouse
+ * ("remote") and run on the copy ("local"), in their order, built by the
+ * same functions as the cycle's (deparse.c, localsql.c, advisor.c) and run
+ * by none: explain_cycle().  What the cycle learns on the way decides a
+ * few of them (whether a key came twice, whether the copy was empty,
+ * whether keys differ, whether it changed much of the copy): those are
+ * listed with the step named conditionally, and a pull by keys with one
+ * key.  A snapshot table's cycle and resync() are the full pull's.  conn
+ * is only read for the driver's quoting and abilities; nothing is sent on
+ * it but what connecting sends; the copy is read only to know whether it
+ * is empty (a first load goes straight into an empty copy).  Not shown: what connecting and the
+ * schema drift check send (ODBC catalog calls), and the creation of the
+ * staging table.
+ */
+List *
+CycleExplain(TableConfig *cfg, OdbcConn *conn)
+{
+	List	   *out = NIL;
+	PullSpec	spec;
+	OdbcParam	params[PULL_MAX_PARAMS];
+	int			nparams = 0;
+	bool		full = cfg->mode == SYNC_SNAPSHOT;
+	bool		by_keys;
+	bool		measured;
+	char	   *sql;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.have_cut = cfg->cursor_kind != CURSOR_NONE;
+	spec.have_prev = !full && cfg->watermark != NULL &&
+		delta_start(cfg, CursorParse(cfg, cfg->watermark), &spec.prev);
+	spec.have_window = !full && cfg->event_column != NULL && cfg->mode == SYNC_UPSERT;
+	measured = spec.have_window && AdvisorCovers(cfg);
+	if (spec.have_cut)
+		out = explain_add(out, "remote", "cut", DeparseCut(cfg, conn, params, &nparams));
+	if (!full && cfg->cursor_kind != CURSOR_NONE)
+	{
+		nparams = 0;
+		out = explain_add(out, "remote", "null cursors",
+						  DeparseCursorCounts(cfg, conn, params, &nparams));
+	}
+	by_keys = !full && window_by_keys(cfg, &spec);
+	if (by_keys)
+	{
+		TableConfig kcfg = window_keys_config(cfg);
+		PullSpec	kspec = spec;
+		PullSpec	delta = spec;
+
+		kspec.have_prev = false;
+		kspec.window_only = true;
+		out = explain_add(out, "local", "window keys", LocalWindowKeysCreateSql(cfg, kcfg.columns));
+		out = explain_pull(out, &kcfg, conn, &kspec, "window keys");
+		out = explain_add(out, "local", "window keys", LOCAL_ANALYZE_WINDOW_KEYS);
+		delta.have_window = false;
+		out = explain_pull(out, cfg, conn, &delta, "pull");
+		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
+		out = explain_add(out, "local", "merge", LOCAL_ANALYZE_STAGE);
+		out = explain_add(out, "local", "window differences",
+						  LocalWindowDifferencesSql(cfg, cfg->on_bad_row == BAD_ROW_QUARANTINE));
+		out = explain_add(out, "remote", "pull by keys (if keys differ)", DeparseKeyPull(cfg, conn, 1));
+	}
+	else if (can_load_direct(cfg, full ? APPLY_FULL : APPLY_CYCLE))
+	{
+		/* into the empty copy straight, as pull_and_apply() loads it */
+		const char *refused = "merge (if the copy refused a batch)";
+
+		out = explain_pull(out, cfg, conn, &spec, "pull (straight into the empty copy)");
+		out = explain_add(out, "local", refused, LocalStageIndexSql(cfg));
+		out = explain_add(out, "local", refused, LOCAL_ANALYZE_STAGE);
+		out = explain_add(out, "local", refused, LocalStageRepeatedKeySql(cfg));
+		out = explain_add(out, "local", refused, LocalStageDedupSql(cfg));
+		if (LocalSetList(cfg, "s")[0] != '\0')
+			out = explain_add(out, "local", refused, LocalUpsertUpdateSql(cfg, LOCAL_UPDATE_NEWER));
+		out = explain_add(out, "local", refused, LocalUpsertInsertSql(cfg, LOCAL_INSERT_ON_CONFLICT));
+		goto checks;
+	}
+	else
+	{
+		out = explain_pull(out, cfg, conn, &spec, "pull");
+		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
+		out = explain_add(out, "local", "merge", LOCAL_ANALYZE_STAGE);
+	}
+	out = explain_add(out, "local", "merge", LocalStageRepeatedKeySql(cfg));
+	out = explain_add(out, "local", "merge (if a key came twice)", LocalStageDedupSql(cfg));
+	out = explain_add(out, "local", "upsert", LocalCopyIsEmptySql(cfg));
+	if (cfg->mode != SYNC_APPEND && LocalSetList(cfg, "s")[0] != '\0')
+	{
+		sql = LocalUpsertUpdateSql(cfg, full ? LOCAL_UPDATE_ALWAYS : LOCAL_UPDATE_VERSIONED);
+		if (measured)			/* as upsert_stage() measures corrections */
+			sql = AdvisorMeasuringSql(sql, psprintf("s.%s", quote_identifier(cfg->cursor_column)),
+									  psprintf("s.%s", quote_identifier(cfg->event_column)), 1);
+		out = explain_add(out, "local", "upsert (unless the copy is empty)", sql);
+	}
+	out = explain_add(out, "local", "upsert", LocalUpsertInsertSql(cfg, LOCAL_INSERT_NEW_KEYS));
+	if (full)
+		out = explain_add(out, "local", "refresh", LocalRefreshAllSql(cfg));
+	else if (spec.have_window)
+	{
+		/* with a one-column key, the comparison named the keys gone */
+		bool		gone_keys = by_keys && list_length(cfg->key_columns) == 1;
+
+		sql = LocalRefreshWindowSql(cfg, gone_keys ? LOCAL_REFRESH_GONE_KEYS :
+									by_keys ? LOCAL_REFRESH_WINDOW_KEYS : LOCAL_REFRESH_STAGED);
+		if (measured)			/* as refresh_window() measures removals */
+			sql = AdvisorMeasuringSql(sql, "$5", psprintf("t.%s", quote_identifier(cfg->event_column)), 1);
+		out = explain_add(out, "local", gone_keys ? "refresh (if keys are gone)" : "refresh", sql);
+	}
+	if (by_keys)
+		out = explain_add(out, "local", "refresh", LOCAL_DROP_WINDOW_KEYS);
+checks:
+	out = explain_add(out, "local", "checks", LocalChecksReferencedSql());
+	out = explain_add(out, "local", "checks", LocalChecksRunSql());
+	out = explain_add(out, "local", "analyze (if the cycle changed much of the copy)",
+					  LocalAnalyzeSql(cfg));
+	return out;
 }

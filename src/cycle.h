@@ -16,6 +16,15 @@
 #include "treble_sync.h"
 #include "foreign/foreign.h"
 
+/* A statement of a cycle, as explain_cycle() shows it (CycleExplain()). */
+typedef struct CycleStatement
+{
+	const char *side;			/* "remote" or "local" */
+	const char *step;			/* the step that runs it */
+	const char *sql;
+} CycleStatement;
+
+extern List *CycleExplain(TableConfig *cfg, OdbcConn *conn);
 extern void CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
 extern void CycleAnalyzeIfChanged(TableConfig *cfg, CycleResult *result);
 extern void CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result);

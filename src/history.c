@@ -208,8 +208,8 @@ drop_triggers(TableConfig *cfg)
 		return;
 	copy = LocalTableName(cfg->local_relid);
 	for (size_t i = 0; i < lengthof(history_triggers); i++)
-		LocalRunSql(psprintf("DROP TRIGGER IF EXISTS %s ON %s", history_triggers[i][0], copy),
-					 0, NULL, NULL, SPI_OK_UTILITY);
+		LocalRunSql(LocalHistoryTriggerSql(false, history_triggers[i][0], copy, NULL, NULL),
+					0, NULL, NULL, SPI_OK_UTILITY);
 }
 
 /*
@@ -226,6 +226,7 @@ create_history(TableConfig *cfg, TimestampTz from)
 	char	   *hist;
 	char	   *cols = LocalColumnList(copy_columns(cfg->local_relid, false), NULL);
 	Oid			relid;
+	ListCell   *lc;
 
 	for (size_t i = 0; i < lengthof(history_columns); i++)
 		if (get_attnum(cfg->local_relid, history_columns[i]) != InvalidAttrNumber)
@@ -241,31 +242,15 @@ create_history(TableConfig *cfg, TimestampTz from)
 				 errhint("Drop or rename it, then try again.")));
 
 	hist = quote_qualified_identifier(get_namespace_name(nsp), name);
-	LocalRunSql(psprintf("CREATE TABLE %s (LIKE %s)", hist, copy), 0, NULL, NULL, SPI_OK_UTILITY);
-	LocalRunSql(psprintf("ALTER TABLE %s ADD COLUMN ts_valid_from pg_catalog.timestamptz NOT NULL,"
-						  " ADD COLUMN ts_valid_to pg_catalog.timestamptz,"
-						  " ADD COLUMN ts_opened_by pg_catalog.int8, ADD COLUMN ts_closed_by pg_catalog.int8,"
-						  " ADD COLUMN ts_rewound_by pg_catalog.int8", hist),
-				 0, NULL, NULL, SPI_OK_UTILITY);
-	LocalRunSql(psprintf("CREATE INDEX ON %s (%s)", hist, LocalColumnList(cfg->key_columns, NULL)),
-				 0, NULL, NULL, SPI_OK_UTILITY);
-	LocalRunSql(psprintf("CREATE INDEX ON %s (ts_valid_from)", hist), 0, NULL, NULL, SPI_OK_UTILITY);
-	LocalRunSql(psprintf("CREATE INDEX ON %s (ts_valid_to)", hist), 0, NULL, NULL, SPI_OK_UTILITY);
-	LocalRunSql(psprintf("CREATE INDEX ON %s (ts_valid_from) WHERE ts_rewound_by IS NOT NULL", hist),
-				 0, NULL, NULL, SPI_OK_UTILITY);
-	LocalRunSql(psprintf("COMMENT ON TABLE %s IS %s", hist,
-						  quote_literal_cstr(psprintf("every version of the rows of %s kept by treble_sync: valid from ts_valid_from to ts_valid_to (cuts), unless ts_rewound_by",
-													  copy))),
-				 0, NULL, NULL, SPI_OK_UTILITY);
-	LocalRunSql(psprintf("INSERT INTO %s (%s, ts_valid_from) SELECT %s, $1 FROM %s", hist, cols, cols, copy),
-				 1, (Oid[]) {TIMESTAMPTZOID}, (Datum[]) {TimestampTzGetDatum(from)}, SPI_OK_INSERT);
+	foreach(lc, LocalHistoryCreateSql(hist, copy, cfg->key_columns))
+		LocalRunSql(lfirst(lc), 0, NULL, NULL, SPI_OK_UTILITY);
+	LocalRunSql(LocalHistorySeedSql(hist, copy, cols),
+				1, (Oid[]) {TIMESTAMPTZOID}, (Datum[]) {TimestampTzGetDatum(from)}, SPI_OK_INSERT);
 
 	for (size_t i = 0; i < lengthof(history_triggers); i++)
-		LocalRunSql(psprintf("CREATE TRIGGER %s AFTER %s ON %s %s FOR EACH STATEMENT"
-							  " EXECUTE FUNCTION treble_sync.history_capture()",
-							  history_triggers[i][0], history_triggers[i][1], copy,
-							  history_triggers[i][2]),
-					 0, NULL, NULL, SPI_OK_UTILITY);
+		LocalRunSql(LocalHistoryTriggerSql(true, history_triggers[i][0], copy,
+										   history_triggers[i][1], history_triggers[i][2]),
+					0, NULL, NULL, SPI_OK_UTILITY);
 
 	relid = get_relname_relid(name, nsp);
 	CommandCounterIncrement();
@@ -399,11 +384,8 @@ HistoryAfterCycle(TableConfig *cfg)
 									IntervalPGetDatum(cfg->keep_history));
 	SecurityBecomeOwner(cfg, &state);
 	SPI_connect();
-	LocalRunSql(psprintf("DELETE FROM %s WHERE ts_valid_to OPERATOR(pg_catalog.<) $1", hist),
-				 1, (Oid[]) {TIMESTAMPTZOID}, values, SPI_OK_DELETE);
-	LocalRunSql(psprintf("DELETE FROM %s WHERE ts_rewound_by IS NOT NULL"
-						  " AND ts_valid_from OPERATOR(pg_catalog.<) $1", hist),
-				 1, (Oid[]) {TIMESTAMPTZOID}, values, SPI_OK_DELETE);
+	LocalRunSql(LocalHistoryExpireSql(hist, false), 1, (Oid[]) {TIMESTAMPTZOID}, values, SPI_OK_DELETE);
+	LocalRunSql(LocalHistoryExpireSql(hist, true), 1, (Oid[]) {TIMESTAMPTZOID}, values, SPI_OK_DELETE);
 	SPI_finish();
 	SecurityRestore(&state);
 }
@@ -435,15 +417,12 @@ align_history(Relation copy, Oid hist_relid, const char *hist)
 		attnum = get_attnum(hist_relid, col);
 		if (attnum == InvalidAttrNumber)
 		{
-			LocalRunSql(psprintf("ALTER TABLE %s ADD COLUMN %s %s", hist, quote_identifier(col), typname),
-						 0, NULL, NULL, SPI_OK_UTILITY);
+			LocalRunSql(LocalHistoryColumnSql(hist, col, typname, true), 0, NULL, NULL, SPI_OK_UTILITY);
 			continue;
 		}
 		get_atttypetypmodcoll(hist_relid, attnum, &type, &typmod, &coll);
 		if (type != att->atttypid || typmod != att->atttypmod)
-			LocalRunSql(psprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s USING %s::%s", hist,
-								  quote_identifier(col), typname, quote_identifier(col), typname),
-						 0, NULL, NULL, SPI_OK_UTILITY);
+			LocalRunSql(LocalHistoryColumnSql(hist, col, typname, false), 0, NULL, NULL, SPI_OK_UTILITY);
 	}
 	CommandCounterIncrement();
 }
@@ -469,31 +448,6 @@ run_cut(TableConfig *cfg)
 }
 
 /*
- * The open versions of the keys in transition table src, as "h.ctid = ANY
- * (ARRAY(...))" for a DELETE or UPDATE of the history table h, with cond
- * (on v, the versions of a key) ANDed to their being open.  The
- * transition table drives: a LATERAL subquery that the planner can
- * neither flatten nor push conditions into (OFFSET 0) reads the versions
- * of each changed key through the history's key index alone, and the
- * open ones are then found by ctid.  Planned as a join, or with "open"
- * inside the probe, the planner (which has no statistics of the
- * transition table, and takes "ts_valid_to IS NULL" on a history not yet
- * analyzed for rare) reads every open version of the history, through
- * its ts_valid_to index, for each changed row: a cycle, and a first load
- * batch after batch, would cost the history's size times the change's.
- * ONLY: a ctid names a row of one table, not of a table's children.
- */
-static char *
-open_versions_of(TableConfig *cfg, const char *hist, const char *src, const char *cond)
-{
-	return psprintf("h.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-					"SELECT v.ctid FROM %s o, LATERAL (SELECT h2.ctid, h2.ts_valid_to,"
-					" h2.ts_rewound_by, h2.ts_opened_by FROM ONLY %s h2 WHERE %s OFFSET 0) v"
-					" WHERE v.ts_valid_to IS NULL AND v.ts_rewound_by IS NULL%s))",
-					src, hist, LocalKeyJoin(cfg, "h2", "o"), cond);
-}
-
-/*
  * Close the open versions of the keys in transition table src (NULL: of
  * every key, after a TRUNCATE) at cut, by run.  A version this run opened
  * itself is an intermediate state, never seen by a reader: it is deleted.
@@ -502,18 +456,10 @@ static void
 close_versions(TableConfig *cfg, const char *hist, const char *src, Datum *values)
 {
 	Oid			types[2] = {TIMESTAMPTZOID, INT8OID};
-	const char *open = "h.ts_valid_to IS NULL AND h.ts_rewound_by IS NULL";
 
-	/* with src, the only condition is on ctid: a TID scan, nothing else */
 	if (opened_by_run == DatumGetInt64(values[1]) || cfg->load_cut != NULL)
-		LocalRunSql(psprintf("DELETE FROM ONLY %s h WHERE %s", hist,
-							  src ? open_versions_of(cfg, hist, src,
-													 " AND v.ts_opened_by OPERATOR(pg_catalog.=) $2")
-							  : psprintf("%s AND h.ts_opened_by OPERATOR(pg_catalog.=) $2", open)),
-					 2, types, values, SPI_OK_DELETE);
-	LocalRunSql(psprintf("UPDATE ONLY %s h SET ts_valid_to = $1, ts_closed_by = $2 WHERE %s",
-						  hist, src ? open_versions_of(cfg, hist, src, "") : open),
-				 2, types, values, SPI_OK_UPDATE);
+		LocalRunSql(LocalHistoryCloseSql(cfg, hist, src, true), 2, types, values, SPI_OK_DELETE);
+	LocalRunSql(LocalHistoryCloseSql(cfg, hist, src, false), 2, types, values, SPI_OK_UPDATE);
 }
 
 /*
@@ -583,9 +529,8 @@ treble_sync_history_capture(PG_FUNCTION_ARGS)
 	{
 		char	   *cols = LocalColumnList(copy_columns(RelationGetRelid(rel), false), NULL);
 
-		LocalRunSql(psprintf("INSERT INTO %s (%s, ts_valid_from, ts_opened_by) SELECT %s, $1, $2 FROM treble_sync_new",
-							  hist, cols, cols),
-					 2, (Oid[]) {TIMESTAMPTZOID, INT8OID}, values, SPI_OK_INSERT);
+		LocalRunSql(LocalHistoryRecordSql(hist, "treble_sync_new", cols),
+					2, (Oid[]) {TIMESTAMPTZOID, INT8OID}, values, SPI_OK_INSERT);
 		opened_by_run = CurrentAttempt->run_id;
 	}
 	SPI_finish();
@@ -624,15 +569,6 @@ row_of_copy(TableConfig *cfg, const char *alias)
 	return buf.data;
 }
 
-/* The versions of history alias h that were in the copy at cut $n. */
-static char *
-valid_at(const char *h, int param)
-{
-	return psprintf("%1$s.ts_rewound_by IS NULL AND %1$s.ts_valid_from OPERATOR(pg_catalog.<=) $%2$d"
-					" AND (%1$s.ts_valid_to IS NULL OR %1$s.ts_valid_to OPERATOR(pg_catalog.>) $%2$d)",
-					h, param);
-}
-
 /*
  * treble_sync.history_query(copy regtype, kind text, from, to): the SQL
  * that as_of() ($1: the cut) and changes() ($1, $2: the two cuts) run in
@@ -662,7 +598,6 @@ treble_sync_history_query(PG_FUNCTION_ARGS)
 	TimestampTz to_cut;
 	char	   *hist;
 	char	   *copy_type;
-	char	   *keys;
 	char	   *sql;
 
 	VersionRequireCatalog("history_query()");
@@ -719,8 +654,7 @@ treble_sync_history_query(PG_FUNCTION_ARGS)
 
 	hist = LocalTableName(cfg->history_relid);
 	if (as_of)
-		PG_RETURN_TEXT_P(cstring_to_text(psprintf("SELECT %s FROM %s h WHERE %s",
-												  row_of_copy(cfg, "h"), hist, valid_at("h", 1))));
+		PG_RETURN_TEXT_P(cstring_to_text(LocalHistoryAsOfSql(hist, row_of_copy(cfg, "h"))));
 
 	/*
 	 * The keys with a version opened or closed between the cuts, each
@@ -728,19 +662,7 @@ treble_sync_history_query(PG_FUNCTION_ARGS)
 	 * differ by binary image.
 	 */
 	copy_type = format_type_be_qualified(get_rel_type_id(cfg->local_relid));
-	keys = LocalColumnList(cfg->key_columns, "h");
-	sql = psprintf("WITH touched AS (SELECT DISTINCT %1$s FROM %2$s h WHERE h.ts_rewound_by IS NULL"
-				   " AND ((h.ts_valid_from OPERATOR(pg_catalog.>) $1 AND h.ts_valid_from OPERATOR(pg_catalog.<=) $2)"
-				   " OR (h.ts_valid_to OPERATOR(pg_catalog.>) $1 AND h.ts_valid_to OPERATOR(pg_catalog.<=) $2))),"
-				   " a AS (SELECT %1$s, ROW(%3$s)::%4$s AS r FROM %2$s h WHERE %5$s"
-				   " AND EXISTS (SELECT 1 FROM touched t WHERE %7$s)),"
-				   " b AS (SELECT %1$s, ROW(%3$s)::%4$s AS r FROM %2$s h WHERE %6$s"
-				   " AND EXISTS (SELECT 1 FROM touched t WHERE %7$s))"
-				   " SELECT CASE WHEN a.r IS NULL THEN 'insert' WHEN b.r IS NULL THEN 'delete' ELSE 'update' END,"
-				   " a.r, b.r FROM a FULL JOIN b ON %8$s"
-				   " WHERE a.r IS NULL OR b.r IS NULL OR NOT (a.r OPERATOR(pg_catalog.*=) b.r)",
-				   keys, hist, row_of_copy(cfg, "h"), copy_type, valid_at("h", 1), valid_at("h", 2),
-				   LocalKeyJoin(cfg, "t", "h"), LocalKeyJoin(cfg, "a", "b"));
+	sql = LocalHistoryChangesSql(cfg, hist, row_of_copy(cfg, "h"), copy_type);
 	PG_RETURN_TEXT_P(cstring_to_text(sql));
 }
 
@@ -776,11 +698,7 @@ rewound_watermark(TableConfig *cfg, const char *hist, Datum *values)
 	bool		isnull;
 	Datum		latest;
 
-	LocalRunSql(psprintf("SELECT GREATEST("
-						  "(SELECT pg_catalog.max(ts_valid_from) FROM %1$s WHERE ts_rewound_by IS NULL"
-						  " AND ts_valid_from OPERATOR(pg_catalog.<=) $1),"
-						  "(SELECT pg_catalog.max(ts_valid_to) FROM %1$s WHERE ts_rewound_by IS NULL"
-						  " AND ts_valid_to OPERATOR(pg_catalog.<=) $1))", hist),
+	LocalRunSql(LocalHistoryLatestChangeSql(hist),
 				 1, (Oid[]) {TIMESTAMPTZOID}, values, SPI_OK_SELECT);
 	latest = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull && !TIMESTAMP_NOT_FINITE(DatumGetTimestampTz(latest)))
@@ -804,8 +722,7 @@ rewind_copy(TableConfig *cfg, TimestampTz to, int64 run_id, CycleResult *result)
 	char	   *hist = LocalTableName(cfg->history_relid);
 	char	   *copy = LocalTableName(cfg->local_relid);
 	char	   *data = data_columns(cfg, NULL);
-	char	   *insertable = LocalColumnList(copy_columns(cfg->local_relid, true), NULL);
-	char	   *set_aside;
+	List	   *steps;
 	char	   *watermark;
 	Relation	rel;
 	Oid			types[2] = {TIMESTAMPTZOID, INT8OID};
@@ -816,27 +733,13 @@ rewind_copy(TableConfig *cfg, TimestampTz to, int64 run_id, CycleResult *result)
 	table_close(rel, AccessShareLock);
 
 	watermark = rewound_watermark(cfg, hist, values);
-	LocalRunSql(psprintf("INSERT INTO %1$s (%2$s, ts_valid_from, ts_valid_to, ts_opened_by, ts_closed_by,"
-						  " ts_rewound_by) SELECT %2$s, ts_valid_from, ts_valid_to, ts_opened_by, ts_closed_by, $2"
-						  " FROM %1$s WHERE ts_rewound_by IS NULL AND ts_valid_to OPERATOR(pg_catalog.>) $1"
-						  " AND ts_valid_from OPERATOR(pg_catalog.<=) $1", hist, data),
-				 2, types, values, SPI_OK_INSERT);
-	LocalRunSql(psprintf("UPDATE %s SET ts_rewound_by = $2 WHERE ts_rewound_by IS NULL"
-						  " AND ts_valid_from OPERATOR(pg_catalog.>) $1", hist),
-				 2, types, values, SPI_OK_UPDATE);
-	LocalRunSql(psprintf("UPDATE %s SET ts_valid_to = NULL, ts_closed_by = NULL WHERE ts_rewound_by IS NULL"
-						  " AND ts_valid_to OPERATOR(pg_catalog.>) $1", hist),
-				 2, types, values, SPI_OK_UPDATE);
-
-	set_aside = psprintf("EXISTS (SELECT 1 FROM %s r WHERE r.ts_rewound_by OPERATOR(pg_catalog.=) $2 AND %s)",
-						 hist, LocalKeyJoin(cfg, "r", "c"));
-	result->rows_deleted = LocalRunSql(psprintf("DELETE FROM %s c WHERE %s", copy, set_aside),
-										2, types, values, SPI_OK_DELETE);
-	result->rows_inserted = LocalRunSql(psprintf("INSERT INTO %s (%s) SELECT %s FROM %s c"
-												  " WHERE c.ts_valid_to IS NULL AND c.ts_rewound_by IS NULL AND %s",
-												  copy, insertable, LocalColumnList(copy_columns(cfg->local_relid, true), "c"),
-												  hist, set_aside),
-										 2, types, values, SPI_OK_INSERT);
+	steps = LocalHistoryRewindSql(cfg, hist, copy, data, copy_columns(cfg->local_relid, true));
+	Assert(list_length(steps) == 5);
+	LocalRunSql(list_nth(steps, 0), 2, types, values, SPI_OK_INSERT);
+	LocalRunSql(list_nth(steps, 1), 2, types, values, SPI_OK_UPDATE);
+	LocalRunSql(list_nth(steps, 2), 2, types, values, SPI_OK_UPDATE);
+	result->rows_deleted = LocalRunSql(list_nth(steps, 3), 2, types, values, SPI_OK_DELETE);
+	result->rows_inserted = LocalRunSql(list_nth(steps, 4), 2, types, values, SPI_OK_INSERT);
 	return watermark;
 }
 

@@ -23,13 +23,15 @@
  * Until step 3 commits the table has no watermark, so nothing else treats
  * the copy as complete.
  *
+ * This file begins and ends no transaction: where a load must commit (the
+ * plan, each chunk, before the last step) it calls the cycle runner's
+ * LoadCommitFunc, which commits and goes on in a new transaction.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "miscadmin.h"
-#include "utils/snapmgr.h"
 
 #include "attempt.h"
 #include "catalog.h"
@@ -39,28 +41,6 @@
 #include "progress.h"
 #include "security.h"
 
-
-/*
- * Commit the work so far and go on in a new transaction, whose now() is
- * the time it starts (a background worker has no statements to set it).
- * The owner's security-restricted context of the cycle may not outlive a
- * transaction (SecurityEndCycle): it is left before the commit and taken
- * again in the new transaction through the owner rule's choke point
- * (SecurityResumeCycle), which checks again, under a lock, that the copy
- * and its history table still belong to the owner: the commit released
- * the lock, and they may have changed hands in between.
- */
-static void
-next_transaction(TableConfig *cfg)
-{
-	SecurityEndCycle();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	SecurityResumeCycle(cfg);
-}
 
 /* What the error context of a chunk's load names. */
 typedef struct ChunkContext
@@ -84,12 +64,13 @@ chunk_error_context(void *arg)
 
 /*
  * Load chunks of the table until none is left to claim, each in its own
- * committed transaction.  Run by the cycle's worker and by its helpers.
- * Starts and ends inside a transaction.  The chunk being loaded is noted
+ * transaction, committed by commit.  Run by the cycle's worker and by its
+ * helpers.  Starts and ends inside a transaction.  The chunk being loaded is noted
  * in the attempt, so that a helper can record which one failed.
  */
 void
-LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut)
+LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut,
+		   LoadCommitFunc commit)
 {
 	ErrorContextCallback errcallback;
 	ChunkContext current;
@@ -116,7 +97,7 @@ LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut)
 		CycleLoadChunk(cfg, conn, cut, &current.chunk, &result);
 		CatalogFinishChunk(cfg->table_id, current.chunk.chunk, run_id, &result);
 		ProgressPhase(PROGRESS_PHASE_COMMITTING);
-		next_transaction(cfg);
+		commit(cfg);
 	}
 
 	error_context_stack = errcallback.previous;
@@ -127,13 +108,13 @@ LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut)
 /*
  * Begin the first sync of a table registered with initial_chunk, or resume
  * one, from inside the worker's transaction: freeze the cut and plan the
- * chunks (committed), or take the cut of the load in progress.  Sets *cut
+ * chunks (committed by commit), or take the cut of the load in progress.  Sets *cut
  * and *todo, the chunks not loaded yet; false if the warehouse table has
  * no rows yet.  The worker then loads the chunks (LoadChunks, with helpers
  * if it starts some) and ends with LoadFinish.
  */
 bool
-LoadBegin(TableConfig *cfg, OdbcConn *conn, Timestamp *cut, int *todo)
+LoadBegin(TableConfig *cfg, OdbcConn *conn, LoadCommitFunc commit, Timestamp *cut, int *todo)
 {
 	int			chunks;
 	int			done;
@@ -144,7 +125,7 @@ LoadBegin(TableConfig *cfg, OdbcConn *conn, Timestamp *cut, int *todo)
 			return false;
 		CatalogStartLoad(cfg->table_id, CursorFormatTimestamp(*cut),
 						 CyclePlanChunks(cfg, conn, *cut));
-		next_transaction(cfg);
+		commit(cfg);
 	}
 	else
 		*cut = CursorParseTimestamp(cfg->load_cut);	/* resume at the same T */
@@ -162,14 +143,15 @@ LoadBegin(TableConfig *cfg, OdbcConn *conn, Timestamp *cut, int *todo)
  * in the run log).
  */
 void
-LoadFinish(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *result)
+LoadFinish(TableConfig *cfg, OdbcConn *conn, LoadCommitFunc commit, Timestamp cut,
+		   CycleResult *result)
 {
 	int			chunks;
 	int			done;
 	char	   *error;
 
 	/* a fresh snapshot: the helpers' chunks committed after ours */
-	next_transaction(cfg);
+	commit(cfg);
 	CatalogLoadState(cfg->table_id, &chunks, &done, &error);
 	if (done < chunks)
 		ereport(ERROR,

@@ -15,8 +15,18 @@
 
 #include "treble_sync.h"
 
-extern bool LoadBegin(TableConfig *cfg, OdbcConn *conn, Timestamp *cut, int *todo);
-extern void LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut);
-extern void LoadFinish(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *result);
+/*
+ * Commit the work so far and go on in a new transaction: the cycle
+ * runner's (worker.c), the only code that begins and ends a cycle's
+ * transactions.  A chunked load calls it where it must commit.
+ */
+typedef void (*LoadCommitFunc) (TableConfig *cfg);
+
+extern bool LoadBegin(TableConfig *cfg, OdbcConn *conn, LoadCommitFunc commit,
+					  Timestamp *cut, int *todo);
+extern void LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut,
+					   LoadCommitFunc commit);
+extern void LoadFinish(TableConfig *cfg, OdbcConn *conn, LoadCommitFunc commit,
+					   Timestamp cut, CycleResult *result);
 
 #endif							/* TREBLE_SYNC_LOAD_H */

@@ -39,7 +39,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attempt.h"
 #include "odbc.h"
 #include "option.h"
 #include "redact.h"
@@ -186,18 +185,41 @@ OdbcUtf8ToWide(const char *s, SQLINTEGER *nchars)
 	return w;
 }
 
+/* The driver's SQLSTATE as an error code, if it is one (five of [0-9A-Z]). */
+static bool
+odbc_sqlstate_as_errcode(const char *state, int *code)
+{
+	for (int i = 0; i < 5; i++)
+		if (!((state[i] >= '0' && state[i] <= '9') || (state[i] >= 'A' && state[i] <= 'Z')))
+			return false;
+	if (state[5] != '\0')
+		return false;
+	*code = MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4]);
+	return true;
+}
+
 /*
- * Map an ODBC SQLSTATE to the closest PostgreSQL error code, so callers
- * (and the retry logic of a scheduler) can tell a lost connection from a
- * bad statement.
+ * Map an ODBC SQLSTATE to the closest PostgreSQL error code, so that the
+ * caller, a scheduler and the cycle runner's retry decision
+ * (AttemptErrorIsTransient(), which reads nothing else) can tell a lost
+ * connection from a bad statement.  The SQLSTATEs PostgreSQL's own clients
+ * know are kept as the driver gave them: class 08 (the connection refused
+ * or lost: ODBC's 08S01 too), class 28 (a refused login), class 53
+ * (resources), 40001, 40P01, and 57P01-57P03 (the warehouse shut down,
+ * crashed, or is starting), which psqlODBC passes on from the server.  A
+ * driver's timeout is a cancel, 57014.
  */
 static int
 odbc_sqlstate_to_errcode(const char *state)
 {
-	if (strncmp(state, "08", 2) == 0)
-		return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
-	if (strcmp(state, "28000") == 0)
-		return ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+	int			code;
+
+	if ((strncmp(state, "08", 2) == 0 || strncmp(state, "28", 2) == 0 ||
+		 strncmp(state, "53", 2) == 0 || strcmp(state, "40001") == 0 ||
+		 strcmp(state, "40P01") == 0 || strcmp(state, "57P01") == 0 ||
+		 strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0) &&
+		odbc_sqlstate_as_errcode(state, &code))
+		return code;
 	if (strcmp(state, "42S02") == 0 || strcmp(state, "42P01") == 0)
 		return ERRCODE_FDW_TABLE_NOT_FOUND;
 	if (strcmp(state, "42S22") == 0 || strcmp(state, "42703") == 0)
@@ -208,24 +230,6 @@ odbc_sqlstate_to_errcode(const char *state)
 		strcmp(state, "HY018") == 0)
 		return ERRCODE_QUERY_CANCELED;
 	return ERRCODE_FDW_ERROR;
-}
-
-/*
- * Could retrying help after this SQLSTATE?  A lost or refused connection
- * (class 08, or the server's own 57P01-57P03 that psqlODBC passes on when
- * the warehouse shuts down) and a timeout can pass.  A cancel this process asked for is
- * reported by CHECK_FOR_INTERRUPTS() before the driver's error is looked
- * at, so a cancel the driver reports is its query timeout (psqlODBC
- * implements one as a server-side statement timeout, 57014).
- */
-static bool
-odbc_sqlstate_is_transient(const char *state)
-{
-	/* 57P01-57P03: the warehouse shut down, crashed, or is starting */
-	return strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0 ||
-		strcmp(state, "HYT00") == 0 ||
-		strcmp(state, "HYT01") == 0 || strcmp(state, "HY008") == 0 ||
-		strcmp(state, "57014") == 0 || strcmp(state, "HY018") == 0;
 }
 
 /* Whether a driver's message (or NULL) holds one of n strings. */
@@ -285,7 +289,8 @@ clickhouse_value_error(const char *msg)
  * authentication failed for user ..."), and ClickHouse's driver every
  * failure as HY000, so for those the message decides.  Retrying cannot
  * help (and would count against the warehouse's lockout policy), so such
- * a failure is never transient.
+ * a failure gets a class-28 SQLSTATE (odbc_authentication_errcode), which
+ * is never retried.
  */
 static bool
 odbc_error_is_authentication(const char *state, const char *msg)
@@ -310,13 +315,33 @@ odbc_error_is_authentication(const char *state, const char *msg)
 }
 
 /*
+ * The SQLSTATE of a refused login: the driver's own if it is of class 28
+ * (MariaDB's 28000), else 28P01 (invalid_password) when the message speaks
+ * of a password (libpq's "password authentication failed", ClickHouse's
+ * "password is incorrect"), else 28000 (invalid_authorization_specification:
+ * "no pg_hba.conf entry").  Never the HV00N of a connection that cannot be
+ * made, nor class 08: the cycle runner retries those, and must not this.
+ */
+static int
+odbc_authentication_errcode(const char *state, const char *msg)
+{
+	int			code;
+
+	if (strncmp(state, "28", 2) == 0 && odbc_sqlstate_as_errcode(state, &code))
+		return code;
+	if (msg && (strstr(msg, "password") != NULL || strstr(msg, "Password") != NULL))
+		return ERRCODE_INVALID_PASSWORD;
+	return ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+}
+
+/*
  * Did the connection fail on TLS: a certificate that does not verify
  * (its chain, its host name, its dates), or one side requiring TLS that
  * the other does not speak?  psqlODBC reports these as 08001, like a
  * refused connection, and the other drivers as HY000; only the message
  * tells.  No retry makes a certificate verify, and a connection that asked
- * for verification must not go on without it: such a failure is never
- * transient.  Only what names verification or the TLS requirement is
+ * for verification must not go on without it: such a failure is HV00N,
+ * which is never retried.  Only what names verification or the TLS requirement is
  * listed: a TLS connection that breaks (libpq's "SSL SYSCALL error: EOF
  * detected" when the warehouse goes down) stays a lost connection.
  */
@@ -363,7 +388,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	char	   *primary = NULL;
 	StringInfoData detail;
 	char		first_state[6] = "HY000";
-	bool		transient;
+	int			code;
 	bool		authentication;
 	bool		tls;
 	bool		about_a_value = false;
@@ -413,23 +438,26 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 	}
 
 	/*
-	 * ClickHouse: a network failure comes as HY000 (clickhouse_network_error);
-	 * it is retried and reported as a connection failure, while DETAIL still
-	 * gives the driver's own SQLSTATE.
+	 * The SQLSTATE says what failed, and so whether the cycle runner tries
+	 * again (AttemptErrorIsTransient()): a TLS failure is HV00N and a
+	 * refused login class 28 (neither retried), whatever the driver said;
+	 * ClickHouse's network failure, HY000 from its driver
+	 * (clickhouse_network_error), is 08001, a connection failure, while
+	 * DETAIL still gives the driver's own SQLSTATE.
 	 */
 	authentication = odbc_error_is_authentication(first_state, primary);
 	tls = odbc_error_is_tls(primary) || odbc_error_is_tls(detail.data);
-	transient = !authentication && !tls && odbc_sqlstate_is_transient(first_state);
-	if (!transient && !authentication && !tls && conn && driver_is(conn, DRIVER_CLICKHOUSE) &&
-		strcmp(first_state, "HY000") == 0 && clickhouse_network_error(primary))
-	{
-		transient = true;
-		strlcpy(first_state, "08001", sizeof(first_state));
-	}
-	AttemptNoteRemoteError(transient);
+	if (tls)
+		code = ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+	else if (authentication)
+		code = odbc_authentication_errcode(first_state, primary);
+	else if (conn && driver_is(conn, DRIVER_CLICKHOUSE) && strcmp(first_state, "HY000") == 0 &&
+			 clickhouse_network_error(primary))
+		code = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
+	else
+		code = odbc_sqlstate_to_errcode(first_state);
 	ereport(ERROR,
-			(errcode(authentication || tls ? ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION :
-					 odbc_sqlstate_to_errcode(first_state)),
+			(errcode(code),
 			 primary && primary[0] != '\0' ?
 			 errmsg_internal("%s", OptionScrubSecret(primary, password)) :
 			 rc == SQL_INVALID_HANDLE ?
@@ -497,7 +525,7 @@ OdbcLookupUserMapping(Oid userid, ForeignServer *server)
  * After the SQLite driver failed to connect: if its database file is not
  * there (or cannot be reached), say so with its path, instead of the
  * driver's bare "connect failed".  The path is the server's option, which
- * every role may read.  Not transient: no retry brings the file back.
+ * every role may read.  HV00N, not retried: no retry brings the file back.
  */
 static void
 sqlite_check_file(OdbcConn *conn)
@@ -506,7 +534,6 @@ sqlite_check_file(OdbcConn *conn)
 
 	if (stat(conn->sqlite_file, &st) == 0)
 		return;
-	AttemptNoteRemoteError(false);
 	if (errno == ENOENT || errno == ENOTDIR)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
@@ -626,8 +653,7 @@ sqlite_check_encoding(OdbcConn *conn)
 	OdbcFreeStatement(conn, stmt);
 	if (pg_strcasecmp(encoding, "UTF-8") != 0)
 	{
-		AttemptNoteRemoteError(false);
-		ereport(ERROR,
+			ereport(ERROR,
 				(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 				 errmsg("SQLite database file of server \"%s\" stores its text as %s, not UTF-8",
 						conn->server_name, encoding[0] ? encoding : "an unknown encoding"),
@@ -666,7 +692,6 @@ check_clickhouse_tls(OdbcConn *conn, ForeignServer *server)
 	}
 	if (strcmp(settings, clickhouse_tls_settings) == 0)
 		return;
-	AttemptNoteRemoteError(false);
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION),
 			 errmsg("server \"%s\" names other TLS settings than the ClickHouse connection this process made first",
@@ -1057,7 +1082,9 @@ odbc_bind_timestamps_as_text(OdbcConn *conn)
 /*
  * Run a statement with its parameters bound (never spliced into the text).
  * An error names the statement in its CONTEXT, as postgres_fdw's do; it
- * holds no secrets.
+ * holds no secrets.  Every statement is logged at DEBUG1 in a stable form
+ * ("treble_sync remote SQL: ..."), its text only, as localsql.c logs the
+ * copy's.
  */
 void
 OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
@@ -1118,6 +1145,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 		OdbcCheck(conn, rc, SQL_HANDLE_STMT, stmt, "binding a parameter of a remote query");
 	}
 
+	ereport(DEBUG1, (errmsg_internal("treble_sync remote SQL: %s", sql)));
 	wsql = OdbcUtf8ToWide(sql, NULL);
 	OdbcBeginRemoteCall(conn, stmt);
 	rc = SQLExecDirectW(stmt, wsql, SQL_NTS);

@@ -93,7 +93,6 @@ typedef struct ReadAheadShared
 	Size		pull_len;		/* the length of the pull's description */
 	/* written by the reader before it sends its error */
 	bool		stopped;		/* it was cancelled or terminated */
-	bool		transient;		/* its error is worth another attempt */
 } ReadAheadShared;
 
 /*
@@ -261,12 +260,11 @@ raise_reader_error(ReadAhead *reader, ErrorData *edata)
 	pg_read_barrier();			/* the flags were written before the error */
 	if (shared->stopped)
 		ereport(ERROR,
-				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				(errcode(ERRCODE_OPERATOR_INTERVENTION),
 				 errmsg("the process reading from the warehouse was stopped before the end of the pull"),
 				 errdetail("Nothing of this cycle was applied."),
 				 errhint("A process of backend_type \"treble_sync worker\" whose query is \"treble_sync reader of ...\" is a cycle's reader: stopping it stops the cycle.")));
-	AttemptNoteRemoteError(shared->transient);
-	ThrowErrorData(edata);
+	ThrowErrorData(edata);		/* its SQLSTATE says whether to retry */
 	pg_unreachable();
 }
 
@@ -429,16 +427,15 @@ ReadAheadAttach(Datum main_arg, ReadAheadRequest *request, const char **pull, Si
 
 /*
  * In the reader: its error, its values taken out (RedactError), raised
- * again to end the process, which sends it whole on the error queue; with
- * whether it is worth another attempt, and whether the reader itself was
- * cancelled or terminated (a warehouse's timeout is a cancel too, and is
- * retried).
+ * again to end the process, which sends it whole on the error queue, its
+ * SQLSTATE with it (which decides whether the cycle is tried again); with
+ * whether the reader itself was cancelled or terminated (a warehouse's
+ * timeout is a cancel too, and is retried; a stopped reader is not).
  */
 void
-ReadAheadFail(ReadAheadSink *sink, ErrorData *edata, bool stopped, bool transient)
+ReadAheadFail(ReadAheadSink *sink, ErrorData *edata, bool stopped)
 {
 	sink->shared->stopped = stopped;
-	sink->shared->transient = transient;
 	pg_write_barrier();
 	edata->elevel = ERROR;
 	ThrowErrorData(edata);

@@ -47,8 +47,7 @@ extern PGDLLEXPORT void treble_sync_reader_main(Datum main_arg);
 extern ReadAheadSink *ReadAheadAttach(Datum main_arg, ReadAheadRequest *request,
 									  const char **pull, Size *pull_len);
 extern void ReadAheadSend(ReadAheadSink *sink, const void *data, Size len);
-pg_noreturn extern void ReadAheadFail(ReadAheadSink *sink, ErrorData *edata, bool stopped,
-									  bool transient);
+pg_noreturn extern void ReadAheadFail(ReadAheadSink *sink, ErrorData *edata, bool stopped);
 extern void ReadAheadDetach(ReadAheadSink *sink);
 
 #endif							/* TREBLE_SYNC_READAHEAD_H */

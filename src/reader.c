@@ -91,7 +91,7 @@ treble_sync_reader_main(Datum main_arg)
 	ProcessInitHelper(request.database_id, request.session_user_id, request.user_id,
 					  request.lock_timeout);
 	MemoryContextSwitchTo(cxt);
-	AttemptBegin(cxt);			/* notes whether a remote error is transient */
+	AttemptBegin(cxt);			/* what the pull notes, as in the worker */
 
 	PG_TRY();
 	{
@@ -116,8 +116,7 @@ treble_sync_reader_main(Datum main_arg)
 		AbortOutOfAnyTransaction();
 		RedactError(edata);		/* no warehouse value in what is handed on */
 		/* sends it to the cycle's worker, and ends the process */
-		ReadAheadFail(sink, edata, ProcessWasSignalled(),
-					  CurrentAttempt && CurrentAttempt->transient);
+		ReadAheadFail(sink, edata, ProcessWasSignalled());
 	}
 	PG_END_TRY();
 

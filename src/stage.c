@@ -211,7 +211,7 @@ StageDrop(void)
 	if (!OidIsValid(relid))
 		return;
 	SPI_connect();
-	if (SPI_execute("DROP TABLE " STAGE_TABLE, false, 0) != SPI_OK_UTILITY)
+	if (SPI_execute(LOCAL_DROP_STAGE, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not drop the staging table");
 	SPI_finish();
 	CommandCounterIncrement();
@@ -1626,30 +1626,6 @@ StagePull(StageTarget *target, TableConfig *cfg, OdbcConn *conn, const char *sql
 }
 
 /*
- * A key of the copy's type as the quarantine writes it (line_key(): the
- * key columns' text, in the order of the synced columns, ", " between),
- * as an SQL expression over alias.  Exact for the integer and text keys
- * the key-only window check takes; for another type the text may differ
- * from the warehouse's, and a quarantined key is then pulled again and
- * not resolved, which costs a pull and loses nothing.
- */
-char *
-StageQuarantineKey(TableConfig *cfg, const char *alias)
-{
-	StringInfoData expr;
-	ListCell   *lc;
-
-	initStringInfo(&expr);
-	appendStringInfoString(&expr, "pg_catalog.concat_ws(', '");
-	foreach(lc, cfg->columns)
-		if (ListHasName(cfg->key_columns, lfirst(lc)))
-			appendStringInfo(&expr, ", CAST(%s.%s AS pg_catalog.text)", alias,
-							 quote_identifier(lfirst(lc)));
-	appendStringInfoChar(&expr, ')');
-	return expr.data;
-}
-
-/*
  * After a cycle's upsert: the unresolved quarantine rows whose key came
  * with a good row this time (staged, so applied unless the copy held a
  * newer version) are marked resolved by this run: under 'quarantine',
@@ -1684,7 +1660,7 @@ StageResolveQuarantine(TableConfig *cfg, int64 run_id)
 									   " (SELECT DISTINCT k FROM pg_catalog.unnest($1) k) q"
 									   " WHERE EXISTS (SELECT 1 FROM " STAGE_TABLE " s"
 									   "  WHERE %s OPERATOR(pg_catalog.=) q.k)",
-									   StageQuarantineKey(cfg, "s")),
+									   LocalQuarantineKey(cfg, "s")),
 							  1, types, values, NULL, false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not look up the quarantined keys of \"%s\"", cfg->name);

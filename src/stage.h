@@ -14,14 +14,8 @@
 
 #include "postgres.h"
 
+#include "localsql.h"
 #include "odbc.h"
-
-/*
- * The staging table of a pull, a temporary table dropped at commit.  The
- * install script's run_checks() spells it out as pg_temp.treble_sync_stage.
- */
-#define STAGE_TABLE_NAME "treble_sync_stage"
-#define STAGE_TABLE "pg_temp." STAGE_TABLE_NAME
 
 /*
  * Where the rows of a pull go.  With a copy, each batch is written straight
@@ -49,7 +43,6 @@ extern void StagePull(StageTarget *target, TableConfig *cfg, OdbcConn *conn,
 extern void StageRead(TableConfig *cfg, OdbcConn *conn, const char *pull, Size pull_len,
 					  struct ReadAheadSink *sink);
 
-extern char *StageQuarantineKey(TableConfig *cfg, const char *alias);
 extern void StageResolveQuarantine(TableConfig *cfg, int64 run_id);
 
 #endif							/* TREBLE_SYNC_STAGE_H */

@@ -20,6 +20,10 @@
  * repair(name, day) re-pulls one day and makes it equal, in a worker,
  * logged as a run (cycle.c: CycleRepairDay).
  *
+ * explain_cycle(name) lists the statements the table's next cycle would
+ * send to the warehouse and run on the copy, and runs none of them
+ * (cycle.c: CycleExplain).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -150,20 +154,15 @@ static List *
 local_days(TableConfig *cfg, const char *daycol, const char *cut, bool have_since,
 		   Timestamp since, bool with_checksum)
 {
-	char	   *qlocal = LocalTableName(cfg->local_relid);
-	const char *qcur = quote_identifier(cfg->cursor_column);
 	Oid			types[2] = {TEXTOID, TIMESTAMPOID};
 	Datum		values[2] = {CStringGetTextDatum(cut), TimestampGetDatum(since)};
 	List	   *days = NIL;
 	MemoryContext cxt = CurrentMemoryContext;
 	char	   *sql;
 
-	sql = psprintf("SELECT CAST(%s AS pg_catalog.date), pg_catalog.count(*), pg_catalog.max(%s)::pg_catalog.text%s"
-				   " FROM %s WHERE %s OPERATOR(pg_catalog.<=) CAST($1 AS %s)%s GROUP BY 1",
-				   quote_identifier(daycol), qcur,
-				   with_checksum ? psprintf(", pg_catalog.sum(%s)::pg_catalog.text", DeparseChecksum(cfg, NULL, false)) : "",
-				   qlocal, qcur, cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
-				   have_since ? psprintf(" AND %s OPERATOR(pg_catalog.>=) $2", quote_identifier(daycol)) : "");
+	sql = LocalVerifyDaysSql(cfg, daycol, with_checksum ? DeparseChecksum(cfg, NULL, false) : NULL,
+							 have_since);
+	LocalLogSql(sql);
 	SPI_connect();
 	{
 		/* a scan of the whole copy: let it run in parallel */
@@ -196,10 +195,6 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	int			nparams = 0;
 	SQLHSTMT	stmt;
 	StageTarget target;
-	char	   *qlocal = LocalTableName(cfg->local_relid);
-	const char *lday = quote_identifier(daycol);
-	const char *lcur = quote_identifier(cfg->cursor_column);
-	char	   *keyjoin;
 	Oid			types[2] = {TEXTOID, TIMESTAMPOID};
 	Datum		values[2] = {CStringGetTextDatum(CursorFormat(cfg, cut)), TimestampGetDatum(since)};
 	List	   *days = NIL;
@@ -235,36 +230,15 @@ remote_days_by_keys(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 
 	OdbcFreeStatement(conn, stmt);
 	CommandCounterIncrement();	/* the rows just copied are to be read */
 
-	keyjoin = LocalKeyJoin(cfg, "t", "s");
-
 	SPI_connect();
 	/* the warehouse's figures, from its keys */
-	if (SPI_execute(psprintf("SELECT CAST(%s AS pg_catalog.date), pg_catalog.count(*), pg_catalog.max(%s)::pg_catalog.text"
-							 " FROM " STAGE_TABLE " GROUP BY 1", lday, lcur),
-					false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not aggregate the warehouse's keys");
+	LocalRunSql(LocalVerifyStagedDaysSql(cfg, daycol), 0, NULL, NULL, SPI_OK_SELECT);
 	days = days_from_spi(cfg, cxt, 3);
 	/* the days where a key is missing, or has another cursor or day */
-	if (SPI_execute_with_args(psprintf("SELECT d FROM ("
-									   " SELECT CAST(s.%1$s AS pg_catalog.date) AS d FROM " STAGE_TABLE " s"
-									   " WHERE NOT EXISTS (SELECT 1 FROM %2$s t WHERE %3$s"
-									   "  AND t.%4$s OPERATOR(pg_catalog.=) s.%4$s"
-									   "  AND (CAST(t.%1$s AS pg_catalog.date) OPERATOR(pg_catalog.=) CAST(s.%1$s AS pg_catalog.date)"
-									   "   OR (t.%1$s IS NULL AND s.%1$s IS NULL)))"
-									   " UNION"
-									   " SELECT CAST(t.%1$s AS pg_catalog.date) FROM %2$s t"
-									   " WHERE t.%4$s OPERATOR(pg_catalog.<=) CAST($1 AS %5$s)%6$s"
-									   " AND NOT EXISTS (SELECT 1 FROM " STAGE_TABLE " s WHERE %3$s"
-									   "  AND t.%4$s OPERATOR(pg_catalog.=) s.%4$s"
-									   "  AND (CAST(t.%1$s AS pg_catalog.date) OPERATOR(pg_catalog.=) CAST(s.%1$s AS pg_catalog.date)"
-									   "   OR (t.%1$s IS NULL AND s.%1$s IS NULL)))) x",
-									   lday, qlocal, keyjoin, lcur,
-									   cfg->cursor_kind == CURSOR_INTEGER ? "bigint" : "timestamp",
-									   have_since ? psprintf(" AND t.%s OPERATOR(pg_catalog.>=) $2", lday) : ""),
-							  have_since ? 2 : 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not compare the keys");
+	LocalRunSql(LocalVerifyKeyDifferencesSql(cfg, daycol, have_since),
+				have_since ? 2 : 1, types, values, SPI_OK_SELECT);
 	*bad_days = days_from_spi(cfg, cxt, 1);
-	SPI_execute("DROP TABLE " STAGE_TABLE, false, 0);
+	SPI_execute(LOCAL_DROP_STAGE, false, 0);
 	SPI_finish();
 	return days;
 }
@@ -489,4 +463,61 @@ treble_sync_repair(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(CatalogRunRow(LaunchRepair(cfg->table_id,
 												  DatumGetTimestamp(DirectFunctionCall1(date_timestamp,
 																						PG_GETARG_DATUM(1))))));
+}
+
+/*
+ * treble_sync.explain_cycle(name): the statements of the table's next
+ * cycle, remote and local, as the cycle would build them (CycleExplain()),
+ * one row each: side, step, statement.  Nothing is run: no statement is
+ * sent to the warehouse (the connection, made as a cycle makes it, as the
+ * owner with the owner's user mapping, is only asked for its driver's
+ * quoting and abilities) and none is run on the copy.
+ *
+ * Who may call it: treble_sync_admin (EXECUTE is revoked from PUBLIC), and
+ * of those only roles with the privileges of the registration's owner
+ * (SecurityRequireManage), as for alter_table(): the statements name the
+ * copy's and the warehouse's tables and columns, and the connection is the
+ * owner's.  What a hostile caller could do with it: nothing it could not
+ * do by running a cycle.  A statement's text holds no value (values are
+ * parameters, shown as ? or $n) and no credential; the warehouse sees a
+ * login and nothing else.
+ */
+PG_FUNCTION_INFO_V1(treble_sync_explain_cycle);
+
+Datum
+treble_sync_explain_cycle(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TableConfig *cfg;
+	ForeignServer *server;
+	UserMapping *mapping;
+	OdbcConn   *conn;
+	List	   *statements;
+	ListCell   *lc;
+	SecurityState as_owner;
+
+	VersionRequireCatalog("explain_cycle()");
+	cfg = CatalogGetTableArg(fcinfo, 0);
+	SecurityRequireManage(cfg->owner, cfg->name, "explain the cycles of");
+	mapping = ProcessPrecheck(cfg, &server);
+	SecurityBecomeOwner(cfg, &as_owner);
+	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, false);
+	statements = CycleExplain(cfg, conn);
+	OdbcDisconnect(conn);
+	SecurityRestore(&as_owner);
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, statements)
+	{
+		CycleStatement *st = lfirst(lc);
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = CStringGetTextDatum(st->side);
+		values[1] = CStringGetTextDatum(st->step);
+		values[2] = CStringGetTextDatum(st->sql);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

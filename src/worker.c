@@ -129,6 +129,27 @@ commit_transaction(void)
 	CommitTransactionCommand();
 }
 
+/*
+ * Commit a chunked load's work so far and go on in a new transaction,
+ * whose now() is the time it starts (a background worker has no
+ * statements to set it): load.c's LoadCommitFunc.  The owner's
+ * security-restricted context of the cycle may not outlive a transaction
+ * (SecurityEndCycle): it is left before the commit and taken again in the
+ * new transaction through the owner rule's choke point
+ * (SecurityResumeCycle), which checks again, under a lock, that the copy
+ * and its history table still belong to the owner: the commit released
+ * the lock, and they may have changed hands in between.
+ */
+static void
+commit_and_continue(TableConfig *cfg)
+{
+	Assert(IsTransactionState());
+	SecurityEndCycle();
+	commit_transaction();
+	start_transaction();
+	SecurityResumeCycle(cfg);
+}
+
 /* What the cycle's error context names. */
 typedef struct CycleErrorContext
 {
@@ -404,7 +425,7 @@ run_load(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result)
 	List	   *volatile helpers = NIL;
 
 	result->status = "empty";
-	if (!LoadBegin(cfg, conn, &cut, &todo))
+	if (!LoadBegin(cfg, conn, commit_and_continue, &cut, &todo))
 		return;					/* the warehouse table has no rows yet */
 
 	if (cfg->parallel > 1 && todo > 1)
@@ -424,7 +445,7 @@ run_load(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result)
 	 */
 	PG_TRY();
 	{
-		LoadChunks(cfg, conn, run_id, cut);
+		LoadChunks(cfg, conn, run_id, cut, commit_and_continue);
 		if (helpers != NIL)
 		{
 			ProgressPhase(PROGRESS_PHASE_WAITING);
@@ -438,7 +459,7 @@ run_load(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result)
 	}
 	PG_END_TRY();
 
-	LoadFinish(cfg, conn, cut, result);
+	LoadFinish(cfg, conn, commit_and_continue, cut, result);
 }
 
 /*
@@ -698,7 +719,8 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		set_ps_display(cfg->name);
 		pgstat_report_activity(STATE_RUNNING, psprintf("treble_sync chunk loader of %s", cfg->name));
 		if (cfg->load_cut != NULL)
-			LoadChunks(cfg, conn, args.run_id, CursorParseTimestamp(cfg->load_cut));
+			LoadChunks(cfg, conn, args.run_id, CursorParseTimestamp(cfg->load_cut),
+					   commit_and_continue);
 		end_cycle(conn, &errcallback);
 	}
 	PG_CATCH();
@@ -1056,8 +1078,8 @@ fail_cycle(CycleRetries *r, ErrorData *edata, int attempt)
 
 /*
  * Transaction 2 of a table's or a group's cycle, with retries: a cycle
- * that fails on a lost connection or a timeout (of any member, for a
- * group) is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries times
+ * whose error's SQLSTATE says it may pass (AttemptErrorIsTransient(): a
+ * lost connection, a timeout..., of any member, for a group) is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries times
  * (of a group: its first member's); any other error, or a cancel, fails it
  * at once.  The run log records the attempts, and a failure with its
  * error.
@@ -1076,7 +1098,7 @@ run_with_retries(CycleRetries *r, int max_retries)
 		Assert(!IsTransactionState() && CurrentAttempt != NULL);
 
 		if (attempt > max_retries || ProcessWasSignalled() ||
-			!CurrentAttempt->transient)
+			!AttemptErrorIsTransient(edata->sqlerrcode))
 		{
 			fail_cycle(r, edata, attempt);
 			return;

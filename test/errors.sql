@@ -80,7 +80,7 @@ END
 $$;
 RESET client_min_messages;
 
-SELECT plan(20);
+SELECT plan(22);
 SET client_min_messages = warning;
 
 -- 1. honest status after a first load
@@ -133,6 +133,10 @@ FROM treble_sync.sync_table('err_sends');
 SELECT ok(last_error LIKE '%password authentication failed%HINT: The warehouse refused the credentials%',
           'status.last_error shows the refusal while the table fails')
 FROM treble_sync.status WHERE table_name = 'err_sends';
+-- the refusal has an SQLSTATE of its own (class 28), which is what keeps
+-- it from being retried: not HV00N, which a lost connection shared
+SELECT throws_ok($$SELECT treble_sync.add_table('err_sends', 'errwh', name => 'err_refused')$$, '28P01',
+                 NULL, 'psqlODBC: a refused password is SQLSTATE 28P01 (invalid_password)');
 DO $$
 BEGIN
     EXECUTE format('ALTER USER MAPPING FOR CURRENT_USER SERVER errwh OPTIONS (SET password %L)',
@@ -148,11 +152,13 @@ BEGIN
 END
 $$;
 SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM pg_foreign_server WHERE srvname = 'errmy')
-            THEN skip('no MariaDB server was started', 2) ELSE
+            THEN skip('no MariaDB server was started', 3) ELSE
     collect_tap(is((SELECT status || ' after ' || attempts || ' attempt' FROM treble_sync.sync_table('err_my')),
                    'failed after 1 attempt', 'MariaDB: a wrong password fails at once (28000)'),
                 ok((SELECT error LIKE '%Access denied for user%' FROM pg_temp.last_run('err_my')),
-                   'with the driver''s message')) END;
+                   'with the driver''s message'),
+                throws_ok($$SELECT treble_sync.add_table('err_my', 'errmy', name => 'err_my_refused')$$,
+                          '28000', NULL, 'MariaDB: the refusal keeps its SQLSTATE 28000')) END;
 
 -- 6. a missing SQLite file, an undefined DSN
 ALTER SERVER errlite OPTIONS (SET connection_string 'Driver={SQLite3};Database=/nonexistent/treble_sync/wh.sqlite');
