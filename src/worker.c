@@ -1156,20 +1156,49 @@ run_group(CycleJob *job, GroupCycle *g, MemoryContext cxt)
 }
 
 /*
+ * The caller's settings that matter in the worker, above the role and
+ * database settings of the session user; at the worker's start and again
+ * before each of its cycles (reset_between_cycles).
+ */
+static void
+apply_caller_settings(WorkerQueue *queue)
+{
+	Assert(!IsTransactionState());
+	SetConfigOption("treble_sync.freshness_alert", psprintf("%d", queue->freshness_alert),
+					PGC_SUSET, PGC_S_SESSION);
+	SetConfigOption("treble_sync.run_retention", psprintf("%d", queue->run_retention),
+					PGC_SUSET, PGC_S_SESSION);
+	ProcessSetLockTimeout(queue->lock_timeout);
+	SetConfigOption("treble_sync.read_ahead", queue->read_ahead ? "on" : "off",
+					PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", queue->cursor_max_lead),
+					PGC_SUSET, PGC_S_SESSION);
+	SetConfigOption(TESTHOOK_SETTING, queue->test_pause_at, PGC_SUSET, PGC_S_SESSION);
+}
+
+/*
  * Before each cycle of a worker, as the owner it will run as: a cycle
  * starts as in a process of its own.  The temporary tables of the cycle
  * before (another owner's, maybe) are gone (they are dropped with their
  * transaction's end anyway), and the owner may create temporary tables in
  * this database, which PostgreSQL checks only when a process makes its
- * first one.
+ * first one.  Every setting is put back as the worker started (RESET ALL,
+ * then the pinned and the caller's settings): code of the cycle before,
+ * another owner's (a trigger on its copy calling set_config(..., false)),
+ * could have changed a session-level setting (TimeZone,
+ * default_transaction_read_only, a custom one) that a commit keeps.
+ * Session advisory locks are released after each cycle (run_item).
  */
 static void
-reset_between_cycles(void)
+reset_between_cycles(WorkerQueue *queue)
 {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	ResetTempTableNamespace();
+	ResetAllOptions();
 	CommitTransactionCommand();
+	SecurityPinWorkerSettings();
+	apply_caller_settings(queue);
 }
 
 /*
@@ -1274,18 +1303,8 @@ treble_sync_worker_main(Datum main_arg)
 	cxt = AllocSetContextCreate(TopMemoryContext, "treble_sync cycle",
 								ALLOCSET_DEFAULT_SIZES);
 
-	/* the caller's settings that matter in the worker */
-	SetConfigOption("treble_sync.freshness_alert", psprintf("%d", queue->freshness_alert),
-					PGC_SUSET, PGC_S_SESSION);
-	SetConfigOption("treble_sync.run_retention", psprintf("%d", queue->run_retention),
-					PGC_SUSET, PGC_S_SESSION);
-	ProcessSetLockTimeout(queue->lock_timeout);
-	SetConfigOption("treble_sync.read_ahead", queue->read_ahead ? "on" : "off",
-					PGC_USERSET, PGC_S_SESSION);
-	SetConfigOption("treble_sync.cursor_max_lead", psprintf("%d", queue->cursor_max_lead),
-					PGC_SUSET, PGC_S_SESSION);
+	apply_caller_settings(queue);
 	ProcessKeepConnections();
-	SetConfigOption(TESTHOOK_SETTING, queue->test_pause_at, PGC_SUSET, PGC_S_SESSION);
 
 	for (bool first = true;; first = false)
 	{
@@ -1298,7 +1317,7 @@ treble_sync_worker_main(Datum main_arg)
 		if (i >= (uint32) queue->nitems)
 			break;
 		if (!first)
-			reset_between_cycles();
+			reset_between_cycles(queue);
 		run_item(queue, &slots[index], &queue->items[i], cxt);
 		MemoryContextReset(cxt);
 	}
