@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+#
+# A warehouse's error message may quote a row's value: its own type error
+# ("invalid input syntax for type integer: "..."") or a RAISE in a function
+# a warehouse view calls, with a SQLSTATE its author chose (class 08, 53,
+# 57014: the transient ones a cycle retries).  runs.error is readable by
+# pg_read_all_stats, which must not read warehouse values there, and a
+# chosen SQLSTATE must not make a cycle retry without end.
+
+DB=sec_re
+ROLES=(sec_re_a sec_re_stats)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cleanup() {
+    whq -c "DROP VIEW IF EXISTS sec_re_cast, sec_re_raise" -c "DROP TABLE IF EXISTS sec_re_src" \
+        -c "DROP FUNCTION IF EXISTS sec_re_boom(text)" >/dev/null 2>&1
+    finish
+}
+trap cleanup EXIT
+setup_db
+
+whq >/dev/null <<SQL
+DROP VIEW IF EXISTS sec_re_cast, sec_re_raise;
+DROP TABLE IF EXISTS sec_re_src;
+DROP FUNCTION IF EXISTS sec_re_boom(text);
+CREATE TABLE sec_re_src (id int PRIMARY KEY, v text);
+INSERT INTO sec_re_src VALUES (1, 'Zq7SecretCast'), (2, 'Zq7SecretRaise');
+CREATE VIEW sec_re_cast AS SELECT id, v::int AS n FROM sec_re_src WHERE id = 1;
+CREATE FUNCTION sec_re_boom(v text) RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN
+    RAISE EXCEPTION 'value %', v USING ERRCODE = '08006', DETAIL = 'detail ' || v, HINT = 'hint ' || v;
+END
+\$\$;
+CREATE VIEW sec_re_raise AS SELECT id, sec_re_boom(v) AS n FROM sec_re_src WHERE id = 2;
+GRANT SELECT ON sec_re_cast, sec_re_raise TO $TS_WH_USER;
+SQL
+su_server wh treble_test.wh_odbc >/dev/null
+sq >/dev/null <<'SQL'
+GRANT treble_sync_admin TO sec_re_a;
+GRANT pg_read_all_stats TO sec_re_stats;
+GRANT CREATE ON SCHEMA public TO sec_re_a;
+GRANT USAGE ON FOREIGN SERVER wh TO sec_re_a;
+SQL
+map_reader sec_re_a wh >/dev/null
+reg() {
+    as sec_re_a -c "SET client_min_messages = warning" \
+        -c "SELECT name FROM treble_sync.add_table('$2', 'wh', key_columns => '{id}',
+                   cursor_column => NULL, mode => 'snapshot', local_table => 'public.$1', name => '$1')" >/dev/null
+}
+reg re_cast sec_re_cast
+reg re_raise sec_re_raise
+
+try sec_re_a "SET treble_sync.read_ahead = off; SELECT status FROM treble_sync.sync_table('re_cast')"
+check "the cycle of a view whose cast fails on the warehouse fails" failed "$OUT"
+try sec_re_a "SET treble_sync.read_ahead = off; SELECT status FROM treble_sync.sync_table('re_raise')"
+check "the cycle of a view that raises 08006 fails (its retries end)" failed "$OUT"
+check "both failures were logged, each with a bounded number of attempts" 2 \
+    "$(sq -c "SELECT count(*) FROM treble_sync.runs WHERE table_name IN ('re_cast', 're_raise') AND status = 'failed'")"
+errs=$(as sec_re_stats -c "SELECT coalesce(error, '') || ' ' || coalesce(warnings::text, '') FROM treble_sync.runs WHERE table_name IN ('re_cast', 're_raise')
+                           UNION ALL SELECT coalesce(last_error, '') FROM treble_sync.status")
+diag "$errs"
+check "pg_read_all_stats reads the failures in runs and status" 1 "$( [[ -n ${errs// /} ]] && echo 1 || echo 0)"
+check "no warehouse value in what pg_read_all_stats reads" 0 "$(grep -c 'Zq7Secret' <<<"$errs")"
