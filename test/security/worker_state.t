@@ -5,7 +5,8 @@
 # leave nothing in the worker for the next owner's cycle: a session-level
 # setting changed by set_config(..., false) (TimeZone would shift the next
 # owner's times; default_transaction_read_only would fail its cycle; a
-# custom setting is a channel between owners), a session advisory lock.
+# custom setting is a channel between owners), a session advisory lock, a
+# temporary table.
 
 DB=sec_ws
 ROLES=(sec_ws_a sec_ws_b)
@@ -48,6 +49,10 @@ BEGIN
     PERFORM set_config('default_transaction_read_only', 'on', false);
     PERFORM set_config('synchronous_commit', 'off', false);
     PERFORM pg_advisory_lock(4242);
+    BEGIN
+        CREATE TEMP TABLE ws_left AS SELECT 1 AS x;
+    EXCEPTION WHEN OTHERS THEN NULL;
+    END;
     RETURN NULL;
 END
 $$;
@@ -55,13 +60,13 @@ CREATE TRIGGER ws_leave AFTER INSERT ON public.ws_1_a FOR EACH STATEMENT EXECUTE
 SQL
 # b's copy: a trigger that writes what it finds into b's own table
 as sec_ws_b >/dev/null <<'SQL'
-CREATE TABLE public.ws_seen (tz text, mark text, ro text, sc text, lock_free boolean);
+CREATE TABLE public.ws_seen (tz text, mark text, ro text, sc text, lock_free boolean, temp_gone boolean);
 CREATE FUNCTION public.ws_look() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO public.ws_seen
     SELECT current_setting('TimeZone'), coalesce(current_setting('sec_ws.mark', true), ''),
            current_setting('default_transaction_read_only'), current_setting('synchronous_commit'),
-           pg_try_advisory_xact_lock(4242);
+           pg_try_advisory_xact_lock(4242), to_regclass('pg_temp.ws_left') IS NULL;
     RETURN NULL;
 END
 $$;
@@ -75,5 +80,5 @@ try postgres "SET treble_sync.max_parallel = 1; SET treble_sync.read_ahead = off
 check "both owners' cycles ran in one worker" 1 "$OUT"
 check "both succeeded" "ws_1_a=success ws_2_b=success" \
     "$(sq -c "SELECT string_agg(table_name || '=' || status, ' ' ORDER BY table_name) FROM treble_sync.runs WHERE table_name IN ('ws_1_a', 'ws_2_b')")"
-check "b's cycle did not run with a's TimeZone, custom setting, read-only default, synchronous_commit or lock" \
-    "$tz||off|on|t" "$(sq -c "SELECT tz, mark, ro, sc, lock_free FROM public.ws_seen")"
+check "b's cycle did not run with a's TimeZone, custom setting, read-only default, synchronous_commit, lock or temporary table" \
+    "$tz||off|on|t|t" "$(sq -c "SELECT tz, mark, ro, sc, lock_free, temp_gone FROM public.ws_seen")"
