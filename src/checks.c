@@ -141,7 +141,6 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	NullableDatum settings[CHECK_NSETTINGS];
 	Datum	   *elems;
-	bool	   *enulls;
 	int			n;
 
 	VersionRequireCatalog("add_check()");
@@ -163,11 +162,9 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 		columns = lappend(columns, text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	if (!PG_ARGISNULL(3))
 	{
-		deconstruct_array(PG_GETARG_ARRAYTYPE_P(3), TEXTOID, -1, false, TYPALIGN_INT,
-						  &elems, &enulls, &n);
+		elems = ArgTextArray(PG_GETARG_DATUM(3), "columns", &n);
 		for (int i = 0; i < n; i++)
-			if (!enulls[i])
-				columns = lappend(columns, TextDatumGetCString(elems[i]));
+			columns = lappend(columns, TextDatumGetCString(elems[i]));
 	}
 	foreach(lc, columns)
 		require_local_column(cfg, lfirst(lc));

@@ -122,7 +122,6 @@ static List *
 member_ids(FunctionCallInfo fcinfo, int argno, int32 group_id, const char *group, Oid *owner)
 {
 	Datum	   *names;
-	bool	   *nulls;
 	int			n;
 	List	   *ids = NIL;
 	TableConfig *first = NULL;
@@ -131,8 +130,7 @@ member_ids(FunctionCallInfo fcinfo, int argno, int32 group_id, const char *group
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("tables must not be NULL")));
-	deconstruct_array(PG_GETARG_ARRAYTYPE_P(argno), TEXTOID, -1, false, TYPALIGN_INT,
-					  &names, &nulls, &n);
+	names = ArgTextArray(PG_GETARG_DATUM(argno), "tables", &n);
 	if (n < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -143,10 +141,6 @@ member_ids(FunctionCallInfo fcinfo, int argno, int32 group_id, const char *group
 		char	   *in_group;
 
 		CHECK_FOR_INTERRUPTS();
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("tables must not hold NULL")));
 		cfg = CatalogGetTable(TextDatumGetCString(names[i]), false);
 		SecurityRequireManage(cfg->owner, cfg->name, "put into a group");
 		if (list_member_int(ids, cfg->table_id))

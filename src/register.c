@@ -104,22 +104,17 @@ split_remote_name(const char *input, char **schema, char **table)
 
 /* A List of C strings from a text[] argument, rejecting NULLs and repeats. */
 static List *
-names_from_array(ArrayType *arr, const char *argname)
+names_from_array(Datum arr, const char *argname)
 {
-	Datum	   *elems;
-	bool	   *nulls;
 	int			n;
+	Datum	   *elems = ArgTextArray(arr, argname, &n);
 	List	   *result = NIL;
 
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *name;
 
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not contain NULL", argname)));
+		CHECK_FOR_INTERRUPTS();
 		name = TextDatumGetCString(elems[i]);
 		if (ListHasName(result, name))
 			ereport(ERROR,
@@ -543,12 +538,12 @@ treble_sync_add_table(PG_FUNCTION_ARGS)
 
 	rt = describe_remote(&cfg, !RegArgGiven(&args, "key_columns"));
 	if (RegArgGiven(&args, "key_columns"))
-		cfg.key_columns = names_from_array(DatumGetArrayTypeP(RegArgDatum(&args, "key_columns")),
+		cfg.key_columns = names_from_array(RegArgDatum(&args, "key_columns"),
 										   "key_columns");
 	check_against_warehouse(&cfg, rt);
 	cfg.all_columns = !RegArgGiven(&args, "columns");
 	cfg.columns = synced_columns(&cfg, rt, cfg.all_columns ? NIL :
-								 names_from_array(DatumGetArrayTypeP(RegArgDatum(&args, "columns")),
+								 names_from_array(RegArgDatum(&args, "columns"),
 												  "columns"));
 	if (RegArgGiven(&args, "column_types"))
 		type_overrides = parse_column_types(&cfg, RegArgDatum(&args, "column_types"));
@@ -697,7 +692,7 @@ treble_sync_alter_table(PG_FUNCTION_ARGS)
 
 	RegOptionsRead(&args, cfg);
 	if (RegArgGiven(&args, "key_columns"))
-		cfg->key_columns = names_from_array(DatumGetArrayTypeP(RegArgDatum(&args, "key_columns")),
+		cfg->key_columns = names_from_array(RegArgDatum(&args, "key_columns"),
 											"key_columns");
 	if (RegArgGiven(&args, "mask"))
 	{

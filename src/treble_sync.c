@@ -11,7 +11,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "utils/array.h"
 #include "utils/guc.h"
 
 #include <limits.h>
@@ -165,4 +167,31 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 	TestHookDefineSetting();
 	MarkGUCPrefixReserved(TREBLE_SYNC_EXTENSION);
+}
+
+/*
+ * The elements of a text[] argument, for every function that takes one
+ * (key and column lists, a check's columns, a group's tables).  Only a
+ * one-dimensional array is a list: '{{id},{v}}' would otherwise be read
+ * as a flat list nobody wrote.  A NULL element is refused, by name.
+ */
+Datum *
+ArgTextArray(Datum array, const char *argname, int *n)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(array);
+	Datum	   *elems;
+	bool	   *nulls;
+
+	Assert(ARR_ELEMTYPE(arr) == TEXTOID);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", argname)));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, n);
+	for (int i = 0; i < *n; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULL", argname)));
+	return elems;
 }

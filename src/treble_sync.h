@@ -252,4 +252,10 @@ extern bool treble_sync_read_ahead;
 extern bool treble_sync_window_advisor;
 extern int	treble_sync_cursor_max_lead;
 
+/* ------------------------------------------------------------------------
+ * Arguments (treble_sync.c)
+ * ------------------------------------------------------------------------
+ */
+extern Datum *ArgTextArray(Datum array, const char *argname, int *n);
+
 #endif							/* TREBLE_SYNC_H */

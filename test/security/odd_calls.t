@@ -57,6 +57,12 @@ refused "add_table with an empty key array" sec_oc_b \
     "SELECT treble_sync.add_table('sec_oc_src', 'wh', key_columns => '{}', mode => 'snapshot', cursor_column => NULL, name => 'oc_e')" ""
 refused "add_table with a NULL element in its key array" sec_oc_b \
     "SELECT treble_sync.add_table('sec_oc_src', 'wh', key_columns => '{NULL}', mode => 'snapshot', cursor_column => NULL, name => 'oc_n')" ""
+refused "add_table with a two-dimensional key array" sec_oc_b \
+    "SELECT treble_sync.add_table('sec_oc_src', 'wh', key_columns => '{{id},{v}}', mode => 'snapshot', cursor_column => NULL, name => 'oc_2')" 2202E
+refused "add_group with a two-dimensional list of tables" sec_oc_a \
+    "SELECT treble_sync.add_group('oc_g', '{{oc_a},{oc_a}}')" 2202E
+refused "add_check with a NULL among its columns" sec_oc_a \
+    "SELECT treble_sync.add_check('oc_a', 'not_null', columns => '{NULL}')" 22004
 alive "odd key arrays"
 refused "explain_cycle of another owner's table" sec_oc_b "SELECT treble_sync.explain_cycle('oc_a')" 42501
 try sec_oc_a "SELECT string_agg(s::text, ' ') FROM treble_sync.explain_cycle('oc_a') s"
