@@ -703,6 +703,16 @@ check_clickhouse_tls(OdbcConn *conn, ForeignServer *server)
 }
 
 /*
+ * Whether this process has made an HTTPS connection through the ClickHouse
+ * driver, which then keeps its TLS settings: until it has, any server fits.
+ */
+bool
+OdbcClickHouseTlsSetUp(void)
+{
+	return clickhouse_tls_settings != NULL;
+}
+
+/*
  * Whether this process may connect to a server through the ClickHouse
  * driver with the TLS it has set up: true unless the process made an
  * HTTPS connection through that driver with other TLS settings than the

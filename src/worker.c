@@ -1242,9 +1242,12 @@ run_item(WorkerQueue *queue, WorkerSlot *slot, WorkerItem *item, MemoryContext c
 static bool
 item_fits(WorkerItem *item, MemoryContext cxt)
 {
-	MemoryContext old = MemoryContextSwitchTo(cxt);
+	MemoryContext old;
 	volatile bool fits = true;
 
+	if (!OdbcClickHouseTlsSetUp())
+		return true;
+	old = MemoryContextSwitchTo(cxt);
 	start_transaction();
 	PG_TRY();
 	{
@@ -1289,11 +1292,15 @@ take(WorkerQueue *queue, uint32 i)
 static int
 take_item(WorkerQueue *queue, MemoryContext cxt)
 {
+	/*
+	 * Both loops end within nitems steps.  No CHECK_FOR_INTERRUPTS here: a
+	 * cancel between two cycles is forgotten, as the caller's loop does,
+	 * and a termination is seen through ProcessWasTerminated.
+	 */
 	for (;;)
 	{
 		uint32		i;
 
-		CHECK_FOR_INTERRUPTS();
 		if (ProcessWasTerminated())
 			return -1;
 		i = pg_atomic_fetch_add_u32(&queue->next, 1);
@@ -1307,7 +1314,8 @@ take_item(WorkerQueue *queue, MemoryContext cxt)
 	{
 		uint32		expected = WORKER_ITEM_HANDED_BACK;
 
-		CHECK_FOR_INTERRUPTS();
+		if (ProcessWasTerminated())
+			return -1;
 		if (pg_atomic_read_u32(&queue->items[i].state) != WORKER_ITEM_HANDED_BACK ||
 			!item_fits(&queue->items[i], cxt))
 			continue;
