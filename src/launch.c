@@ -298,8 +298,9 @@ terminate_launch_on_exit(int code, Datum arg)
  * while cycles are left to take, the first one waiting up to
  * treble_sync.worker_start_timeout for a free background worker slot, the
  * others started as slots come free.  A worker that exited with cycles
- * left (it was terminated) is started again if it took one since it last
- * started: one that takes none is not, so the wait ends.  With notices,
+ * left (it was terminated, or it handed back cycles needing ClickHouse TLS
+ * settings its process cannot have) is started again if it took one since
+ * it last started: one that takes none is not, so the wait ends.  With notices,
  * the progress of the lone worker is reported every PROGRESS_NOTICE_SECS.
  */
 static void

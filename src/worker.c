@@ -34,6 +34,9 @@
  * keeps the warehouse connection of a cycle that committed for the next
  * cycle of the same owner, server and user mapping, with the same options
  * (process.c); a connection is closed after any error, and at exit.
+ * A cycle that would reach a ClickHouse server with other TLS settings
+ * than the worker's driver set up (once per process) is handed back to
+ * the queue for a fresh worker (take_item).
  * SIGTERM (pg_terminate_backend, or the caller being cancelled) becomes a
  * query cancel, so the cycle rolls back through the same path as any error
  * and leaves a 'failed' row that says it was stopped; the worker then
