@@ -294,15 +294,18 @@ SQL
         out=$(q -c "SET client_min_messages = warning" \
                 -c "SELECT treble_sync.add_table('fact', 'required', key_columns => '{id}', local_table => 'fact_required', name => 'fact_required')" 2>&1 >/dev/null)
         check "$W: a table on a second server with other TLS settings is added (a session of its own)" "" "$out"
+        # and one more on the first server, after it in the queue
+        q -c "SET client_min_messages = warning" \
+          -c "SELECT treble_sync.add_table('fact', 'verified', key_columns => '{id}', local_table => 'fact_after', name => 'fact_after')" >/dev/null
         out=$(q -c "SET treble_sync.max_parallel = 1" \
                 -c "SELECT string_agg(table_name || ' ' || (status IN ('success', 'empty')), ', ' ORDER BY table_name) FROM treble_sync.sync_all()" 2>&1)
         check "$W: one sync_all() in one worker cycles both servers' tables" \
-            "fact true, fact_again true, fact_required true" "$out"
+            "fact true, fact_after true, fact_again true, fact_required true" "$out"
         out=$(q -c "SET treble_sync.max_parallel = 1" \
                 -c "SELECT count(*) FILTER (WHERE status IN ('success', 'empty')) || ' of ' || count(*) FROM treble_sync.sync_all()" 2>&1)
-        check "$W: and again, with the connections kept" "3 of 3" "$out"
-        check "$W: both servers' copies are whole" "2085 2085" \
-            "$(q -c "SELECT (SELECT count(*) FROM fact_required) || ' ' || (SELECT count(*) FROM fact_again)")"
+        check "$W: and again, with the connections kept" "4 of 4" "$out"
+        check "$W: both servers' copies are whole" "2085 2085 2085" \
+            "$(q -c "SELECT (SELECT count(*) FROM fact_required) || ' ' || (SELECT count(*) FROM fact_again) || ' ' || (SELECT count(*) FROM fact_after)")"
     fi
 }
 
