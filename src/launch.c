@@ -228,8 +228,10 @@ launch_create(Launch *l, List *table_ids, List *group_ids, int nworkers, bool fu
 	q->nworkers = nworkers;
 	q->nitems = n;
 	pg_atomic_init_u32(&q->next, 0);
+	pg_atomic_init_u32(&q->taken, 0);
 	for (int i = 0; i < n; i++)
 	{
+		pg_atomic_init_u32(&q->items[i].state, WORKER_ITEM_QUEUED);
 		q->items[i].table_id = list_nth_int(table_ids, i);
 		q->items[i].group_id = group_ids ? list_nth_int(group_ids, i) : 0;
 		Assert(q->items[i].table_id > 0);
@@ -250,7 +252,7 @@ launch_create(Launch *l, List *table_ids, List *group_ids, int nworkers, bool fu
 static uint32
 launch_taken(Launch *l)
 {
-	return Min(pg_atomic_read_u32(&l->queue->next), (uint32) l->queue->nitems);
+	return pg_atomic_read_u32(&l->queue->taken);
 }
 
 /*
@@ -296,8 +298,9 @@ terminate_launch_on_exit(int code, Datum arg)
  * while cycles are left to take, the first one waiting up to
  * treble_sync.worker_start_timeout for a free background worker slot, the
  * others started as slots come free.  A worker that exited with cycles
- * left (it was terminated) is started again if it took one since it last
- * started: one that takes none is not, so the wait ends.  With notices,
+ * left (it was terminated, or it handed back cycles needing ClickHouse TLS
+ * settings its process cannot have) is started again if it took one since
+ * it last started: one that takes none is not, so the wait ends.  With notices,
  * the progress of the lone worker is reported every PROGRESS_NOTICE_SECS.
  */
 static void
@@ -397,7 +400,9 @@ launch_one(int32 table_id, int32 group_id, bool full, Timestamp repair_day)
 	launch_create(&l, list_make1_int(table_id), group_id ? list_make1_int(group_id) : NIL, 1,
 				  full, repair_day);
 	launch_run(&l, true);
-	item = l.queue->items[0];
+	item.table_id = l.queue->items[0].table_id;
+	item.group_id = l.queue->items[0].group_id;
+	item.run_id = l.queue->items[0].run_id;
 	dsm_detach(l.seg);
 	if (l.started == 0)
 	{
@@ -461,7 +466,6 @@ launch_queue(List *table_ids, List *group_ids, int max_parallel)
 {
 	Launch		l;
 	List	   *run_ids = NIL;
-	uint32		taken;
 	int			n = list_length(table_ids);
 	int64	   *ids;
 
@@ -469,13 +473,12 @@ launch_queue(List *table_ids, List *group_ids, int max_parallel)
 		return NIL;
 	launch_create(&l, table_ids, group_ids, Max(max_parallel, 1), false, 0);
 	launch_run(&l, false);
-	taken = launch_taken(&l);
 	ids = palloc0(sizeof(int64) * n);
 	for (int i = 0; i < n; i++)
 	{
 		WorkerItem *item = &l.queue->items[i];
 
-		if ((uint32) i >= taken)
+		if (pg_atomic_read_u32(&item->state) != WORKER_ITEM_TAKEN)
 		{
 			/* no worker took it: none could start, or none would go on */
 			if (l.started == 0 && item->group_id == 0)

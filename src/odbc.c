@@ -698,8 +698,37 @@ check_clickhouse_tls(OdbcConn *conn, ForeignServer *server)
 					server->servername),
 			 errdetail("The ClickHouse ODBC driver sets up TLS once per process, with the SSLMode, CALocation, CertificateFile and PrivateKeyFile of its first HTTPS connection (here: %s), and would use them for this server too.",
 					   clickhouse_tls_settings),
-			 errhint("Give every ClickHouse server of this database the same TLS settings, or cycle this server's tables apart from the others: sync_all(server) and sync_table() start workers of their own."),
+			 errhint("Connect to this server from another session. Cycles need not: a cycle worker leaves a cycle that needs other TLS settings to a fresh worker."),
 			 errcontext("connecting to warehouse server \"%s\"", conn->server_name)));
+}
+
+/*
+ * Whether this process has made an HTTPS connection through the ClickHouse
+ * driver, which then keeps its TLS settings: until it has, any server fits.
+ */
+bool
+OdbcClickHouseTlsSetUp(void)
+{
+	return clickhouse_tls_settings != NULL;
+}
+
+/*
+ * Whether this process may connect to a server through the ClickHouse
+ * driver with the TLS it has set up: true unless the process made an
+ * HTTPS connection through that driver with other TLS settings than the
+ * server's (check_clickhouse_tls would refuse the connection).  A cycle
+ * worker asks before taking a cycle from its queue, and leaves a cycle
+ * that would be refused to a fresh worker.
+ */
+bool
+OdbcClickHouseTlsFits(ForeignServer *server)
+{
+	char	   *settings;
+
+	if (clickhouse_tls_settings == NULL)
+		return true;
+	settings = OptionClickHouseTlsSettings(server);
+	return settings == NULL || strcmp(settings, clickhouse_tls_settings) == 0;
 }
 
 /*

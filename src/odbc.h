@@ -58,6 +58,8 @@ TimestampJustBefore(Timestamp ts)
 	return before;
 }
 
+extern bool OdbcClickHouseTlsSetUp(void);
+extern bool OdbcClickHouseTlsFits(ForeignServer *server);
 extern OdbcConn *OdbcConnect(ForeignServer *server, UserMapping *mapping,
 							 int login_timeout, int query_timeout, bool streaming);
 extern void OdbcDisconnect(OdbcConn *conn);

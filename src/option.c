@@ -717,13 +717,17 @@ OptionSqliteFile(ForeignServer *server)
 	return database ? database->value : NULL;
 }
 
+static DriverFamily resolve_family(List *keys, const char *dsn);
+
 /*
  * The TLS settings a server gives the ClickHouse driver, as one string
  * ("SSLMode=...;CALocation=...;CertificateFile=...;PrivateKeyFile=..."),
  * or NULL if the driver will speak plain HTTP.  That driver (v1.1.10,
  * SSLInit in its connection.cpp) sets up TLS once per process, with the
  * settings of its first HTTPS connection, and keeps them for every later
- * one: odbc.c compares this string across the connections of a process.
+ * one: odbc.c compares this string across the connections of a process
+ * (and worker.c hands a cycle whose string differs to a fresh worker).
+ * NULL too for a server whose driver is known to be another one.
  * It reads a DSN's entries first, then the connection string's keys; the
  * scheme is Proto's, else Url's, else https when SSLMode is set or the
  * port is 443 or 8443.  Paths are not secrets: server options are
@@ -744,9 +748,15 @@ OptionClickHouseTlsSettings(ForeignServer *server)
 	const char *url;
 	const char *port;
 	bool		https;
+	DriverFamily family;
 
 	if (dsnkey)
 		dsn = dsnkey->value;
+
+	/* another driver's TLS is set up per connection */
+	family = resolve_family(keys, dsn);
+	if (family != DRIVER_UNKNOWN && family != DRIVER_CLICKHOUSE)
+		return NULL;
 
 	/* a key of the connection string, else the DSN's entry, else NULL */
 #define CH_SETTING(name) 	(find_key(keys, (name)) ? find_key(keys, (name))->value : 	 dsn ? data_source_entry(dsn, (name), false) : NULL)

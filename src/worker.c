@@ -34,6 +34,9 @@
  * keeps the warehouse connection of a cycle that committed for the next
  * cycle of the same owner, server and user mapping, with the same options
  * (process.c); a connection is closed after any error, and at exit.
+ * A cycle that would reach a ClickHouse server with other TLS settings
+ * than the worker's driver set up (once per process) is handed back to
+ * the queue for a fresh worker (take_item).
  * SIGTERM (pg_terminate_backend, or the caller being cancelled) becomes a
  * query cancel, so the cycle rolls back through the same path as any error
  * and leaves a 'failed' row that says it was stopped; the worker then
@@ -1262,6 +1265,103 @@ run_item(WorkerQueue *queue, WorkerSlot *slot, WorkerItem *item, MemoryContext c
 }
 
 /*
+ * Whether this worker may run an item's cycle: false if it reaches a
+ * ClickHouse server with other TLS settings than this process's driver
+ * was set up with (odbc.c), which only a fresh process can reach as it
+ * asks.  An item whose table cannot be read here is left to run_item,
+ * which logs why.
+ */
+static bool
+item_fits(WorkerItem *item, MemoryContext cxt)
+{
+	MemoryContext old;
+	volatile bool fits = true;
+
+	if (!OdbcClickHouseTlsSetUp())
+		return true;
+	old = MemoryContextSwitchTo(cxt);
+	start_transaction();
+	PG_TRY();
+	{
+		TableConfig *cfg = CatalogGetTableById(item->table_id);
+		ForeignServer *server = cfg ? GetForeignServerByName(cfg->server_name, true) : NULL;
+
+		if (server != NULL)
+			fits = OdbcClickHouseTlsFits(server);
+		commit_transaction();
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(cxt);
+	return fits;
+}
+
+/* Mark an item taken by this worker. */
+static int
+take(WorkerQueue *queue, uint32 i)
+{
+	pg_atomic_write_u32(&queue->items[i].state, WORKER_ITEM_TAKEN);
+	pg_atomic_fetch_add_u32(&queue->taken, 1);
+	return (int) i;
+}
+
+/*
+ * The index of the next cycle of the queue this worker runs, or -1 if none
+ * is left for it: the next item not yet looked at, else one another worker
+ * handed back.  An item this worker cannot run (item_fits) is handed back
+ * for a fresh worker, which the caller starts when this one exits with
+ * items left.  A fresh worker fits every item (its driver has set up
+ * nothing yet), so each worker the caller starts takes one at least, and
+ * the queue always drains.
+ */
+static int
+take_item(WorkerQueue *queue, MemoryContext cxt)
+{
+	/*
+	 * Both loops end within nitems steps.  No CHECK_FOR_INTERRUPTS here: a
+	 * cancel between two cycles is forgotten, as the caller's loop does,
+	 * and a termination is seen through ProcessWasTerminated.
+	 */
+	for (;;)
+	{
+		uint32		i;
+
+		if (ProcessWasTerminated())
+			return -1;
+		i = pg_atomic_fetch_add_u32(&queue->next, 1);
+		if (i >= (uint32) queue->nitems)
+			break;
+		if (item_fits(&queue->items[i], cxt))
+			return take(queue, i);
+		pg_atomic_write_u32(&queue->items[i].state, WORKER_ITEM_HANDED_BACK);
+	}
+	for (int i = 0; i < queue->nitems; i++)
+	{
+		uint32		expected = WORKER_ITEM_HANDED_BACK;
+
+		if (ProcessWasTerminated())
+			return -1;
+		if (pg_atomic_read_u32(&queue->items[i].state) != WORKER_ITEM_HANDED_BACK ||
+			!item_fits(&queue->items[i], cxt))
+			continue;
+		if (pg_atomic_compare_exchange_u32(&queue->items[i].state, &expected,
+										   WORKER_ITEM_TAKEN))
+		{
+			pg_atomic_fetch_add_u32(&queue->taken, 1);
+			return i;
+		}
+	}
+	return -1;
+}
+
+/*
  * Entry point of the worker process: take the cycles of the caller's
  * queue one after another until none is left, each in transactions of its
  * own; keep the warehouse connections between them (process.c).  A
@@ -1308,13 +1408,13 @@ treble_sync_worker_main(Datum main_arg)
 
 	for (bool first = true;; first = false)
 	{
-		uint32		i;
+		int			i;
 
 		if (ProcessWasTerminated())
 			break;
 		ProcessForgetCancel();
-		i = pg_atomic_fetch_add_u32(&queue->next, 1);
-		if (i >= (uint32) queue->nitems)
+		i = take_item(queue, cxt);
+		if (i < 0)
 			break;
 		if (!first)
 			reset_between_cycles(queue);

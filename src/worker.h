@@ -42,6 +42,16 @@
 #define WORKER_QUEUE_KEY 1
 #define WORKER_SLOTS_KEY 2
 
+/*
+ * Where an item of the queue is: not yet looked at (past next), taken by a
+ * worker that runs (or ran) its cycle, or handed back by a worker that
+ * could not run it (a ClickHouse server with other TLS settings than its
+ * driver was set up with), for a worker that can.
+ */
+#define WORKER_ITEM_QUEUED 0
+#define WORKER_ITEM_TAKEN 1
+#define WORKER_ITEM_HANDED_BACK 2
+
 /* One cycle to run: a table's, or a group's. */
 typedef struct WorkerItem
 {
@@ -49,6 +59,7 @@ typedef struct WorkerItem
 	int32		group_id;		/* sync_group(): the group; 0 if none */
 	int64		run_id;			/* set by the worker once its run row exists
 								 * (of a group: its group run) */
+	pg_atomic_uint32 state;		/* WORKER_ITEM_* */
 } WorkerItem;
 
 /*
@@ -65,8 +76,8 @@ typedef struct WorkerSlot
 
 /*
  * The cycles a caller hands its workers, which take them one after another
- * (pg_atomic_fetch_add on next) until none is left, and the caller's
- * settings, the same for all of them.
+ * (pg_atomic_fetch_add on next, then the items handed back) until none is
+ * left for them, and the caller's settings, the same for all of them.
  */
 typedef struct WorkerQueue
 {
@@ -83,7 +94,8 @@ typedef struct WorkerQueue
 	char		test_pause_at[TESTHOOK_PHASE_LEN];	/* testhook.c */
 	int			nworkers;		/* slots */
 	int			nitems;
-	pg_atomic_uint32 next;		/* the next item to take; >= nitems: none left */
+	pg_atomic_uint32 next;		/* the next item to look at; >= nitems: none */
+	pg_atomic_uint32 taken;		/* items taken (WORKER_ITEM_TAKEN) */
 	WorkerItem	items[FLEXIBLE_ARRAY_MEMBER];
 } WorkerQueue;
 

@@ -31,7 +31,9 @@
 # and, for ClickHouse, whose driver sets up TLS once per process (the first
 # HTTPS connection's CA and mode stay for every later one): a session that
 # connected with one set of TLS settings is refused a connection with
-# another, rather than reaching a warehouse unverified.
+# another, rather than reaching a warehouse unverified; and one sync_all()
+# in one worker over two servers with different TLS settings cycles both
+# (a cycle needing other settings runs in a fresh worker).
 #
 # Expects the clusters of .ci/clusters to be running and their env file
 # sourced. Prints TAP.
@@ -280,6 +282,30 @@ run_warehouse() {
                 -c "SELECT treble_sync.add_table('fact', 'other_ca', key_columns => '{id}', local_table => 'fact_other_ca', name => 'fact_other_ca')" 2>&1)
         match "$W: a session that used one CA is refused a connection naming another" "*TLS settings*" "$out"
         check "$W: and nothing is registered" "0" "$(q -c "SELECT count(*) FROM treble_sync.tables WHERE name = 'fact_other_ca'")"
+
+        # one sync_all() over two servers whose TLS settings differ (the
+        # same CA, one with SSLMode=require), in one worker: a cycle that
+        # needs other settings than the worker's driver was set up with
+        # goes to a fresh worker, as it would in a process of its own
+        q -v conn="$(conn verified);SSLMode=require" -v usr="$(user)" -v pw="$(password)" <<SQL
+CREATE SERVER required FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string :'conn', max_retries '3');
+CREATE USER MAPPING FOR CURRENT_USER SERVER required OPTIONS (user :'usr', password :'pw');
+SQL
+        out=$(q -c "SET client_min_messages = warning" \
+                -c "SELECT treble_sync.add_table('fact', 'required', key_columns => '{id}', local_table => 'fact_required', name => 'fact_required')" 2>&1 >/dev/null)
+        check "$W: a table on a second server with other TLS settings is added (a session of its own)" "" "$out"
+        # and one more on the first server, after it in the queue
+        q -c "SET client_min_messages = warning" \
+          -c "SELECT treble_sync.add_table('fact', 'verified', key_columns => '{id}', local_table => 'fact_after', name => 'fact_after')" >/dev/null
+        out=$(q -c "SET treble_sync.max_parallel = 1" \
+                -c "SELECT string_agg(table_name || ' ' || (status IN ('success', 'empty')), ', ' ORDER BY table_name) FROM treble_sync.sync_all()" 2>&1)
+        check "$W: one sync_all() in one worker cycles both servers' tables" \
+            "fact true, fact_after true, fact_again true, fact_required true" "$out"
+        out=$(q -c "SET treble_sync.max_parallel = 1" \
+                -c "SELECT count(*) FILTER (WHERE status IN ('success', 'empty')) || ' of ' || count(*) FROM treble_sync.sync_all()" 2>&1)
+        check "$W: and again, with the connections kept" "4 of 4" "$out"
+        check "$W: both servers' copies are whole" "2085 2085 2085" \
+            "$(q -c "SELECT (SELECT count(*) FROM fact_required) || ' ' || (SELECT count(*) FROM fact_again) || ' ' || (SELECT count(*) FROM fact_after)")"
     fi
 }
 
