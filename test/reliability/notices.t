@@ -26,6 +26,7 @@ SYNC="SELECT status FROM treble_sync.sync_table('slow_sends')"
 
 # held at the cut until the caller's first NOTICE, then let go
 hold_cycle slow_sends
+: >"$TS_DIR/notices.out"    # there before tail opens it, whenever psql starts
 PGOPTIONS='-c treble_sync.progress_notices=on' psql -X -At -q -d "$DB" -c "$PAUSE" -c "$SYNC" \
     >"$TS_DIR/notices.out" 2>&1 &
 caller=$!
