@@ -75,7 +75,7 @@ TestHookPause(const char *phase, int32 table_id)
 	LOCKTAG		tag;
 
 	Assert(phase != NULL);
-	Assert(test_pause_at >= 0 && test_pause_at < lengthof(pause_phases) - 1);
+	Assert(test_pause_at >= 0 && test_pause_at < (int) lengthof(pause_phases) - 1);
 	if (test_pause_at == 0 || strcmp(pause_phases[test_pause_at].name, phase) != 0)
 		return;
 	Assert(table_id > 0);

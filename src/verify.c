@@ -497,6 +497,7 @@ treble_sync_explain_cycle(PG_FUNCTION_ARGS)
 	SecurityState as_owner;
 
 	VersionRequireCatalog("explain_cycle()");
+	RecoveryRequirePrimary("explain_cycle()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
 	SecurityRequireManage(cfg->owner, cfg->name, "explain the cycles of");
 	mapping = ProcessPrecheck(cfg, &server);

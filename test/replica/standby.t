@@ -79,6 +79,7 @@ ENTRY_POINTS=(
     "add_check|SELECT treble_sync.add_check('$TAB', 'not_null', column_name => 'v')"
     "drop_check|SELECT treble_sync.drop_check(1)"
     "verify|SELECT * FROM treble_sync.verify('$TAB')"
+    "explain_cycle|SELECT * FROM treble_sync.explain_cycle('$TAB')"
     "repair|SELECT treble_sync.repair('$TAB', '2026-11-28')"
     "rewind|SELECT * FROM treble_sync.rewind('$TAB', '2026-11-28')"
     "add_group|SELECT treble_sync.add_group('g', '{$TAB}')"
