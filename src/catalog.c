@@ -39,6 +39,7 @@
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
+#include "lockwait.h"
 #include "regoption.h"
 
 
@@ -1027,24 +1028,39 @@ CatalogStartLoad(int32 table_id, const char *cut, List *chunks)
 }
 
 /*
- * Claim the next chunk nobody has loaded or is loading.  The row stays
- * locked until the transaction ends, so parallel workers never take the
- * same chunk, and a worker that dies releases it.
+ * Claim the next chunk no worker of this attempt has claimed, for run_id:
+ * the claim is marked in the chunk's row (its run_id), and the caller
+ * commits it before it loads the chunk.  A chunk that fails is then
+ * never claimed again in the same attempt, even in the moment between
+ * the failure's rollback and the record of its error, so its bad row is
+ * met (and kept in the quarantine) once; CatalogOpenChunks makes the
+ * unloaded chunks claimable again when a later attempt or run resumes the
+ * load.  SKIP LOCKED: two workers claiming at once take two chunks.
  */
 bool
-CatalogClaimChunk(int32 table_id, LoadChunk *chunk)
+CatalogClaimChunk(int32 table_id, int64 run_id, LoadChunk *chunk)
 {
 	CatalogUser saved = CatalogBecomeOwner();
-	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(table_id)};
+	Oid			types[2] = {INT4OID, INT8OID};
+	Datum		values[2] = {Int32GetDatum(table_id), Int64GetDatum(run_id)};
 	bool		found;
 	bool		isnull;
 
+	Assert(run_id > 0);
 	SPI_connect();
-	catalog_exec("SELECT chunk, lo, hi FROM treble_sync.load_chunks"
-				 " WHERE table_id OPERATOR(pg_catalog.=) $1 AND NOT done"
-				 " ORDER BY chunk LIMIT 1 FOR UPDATE SKIP LOCKED",
-				 1, types, values, NULL, SPI_OK_SELECT);
+	/*
+	 * The chunk is chosen by an uncorrelated subquery, run once: as the inner
+	 * side of a join rescanned per row, it would pass over the row this
+	 * statement just claimed and claim the next, and so every chunk.
+	 */
+	catalog_exec("UPDATE treble_sync.load_chunks SET run_id = $2"
+				 " WHERE table_id OPERATOR(pg_catalog.=) $1 AND chunk OPERATOR(pg_catalog.=)"
+				 "  (SELECT chunk FROM treble_sync.load_chunks"
+				 "   WHERE table_id OPERATOR(pg_catalog.=) $1 AND NOT done AND run_id IS NULL"
+				 "   ORDER BY chunk LIMIT 1 FOR UPDATE SKIP LOCKED)"
+				 " RETURNING chunk, lo, hi",
+				 2, types, values, NULL, SPI_OK_UPDATE_RETURNING);
+	Assert(SPI_processed <= 1);
 	found = SPI_processed == 1;
 	if (found)
 	{
@@ -1058,6 +1074,22 @@ CatalogClaimChunk(int32 table_id, LoadChunk *chunk)
 	SPI_finish();
 	CatalogRestoreUser(saved);
 	return found;
+}
+
+/*
+ * Make every chunk of a load in progress that is not loaded claimable
+ * again, its claim and error forgotten: an attempt that resumes a load
+ * (a later run, or a retry of this one) loads what the last one did not.
+ */
+void
+CatalogOpenChunks(int32 table_id)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(table_id)};
+
+	catalog_write("UPDATE treble_sync.load_chunks SET run_id = NULL, error = NULL"
+				  " WHERE table_id OPERATOR(pg_catalog.=) $1 AND NOT done",
+				  1, types, values, NULL, SPI_OK_UPDATE);
 }
 
 /* A chunk is in: mark it done and add its figures to the run. */
@@ -1092,17 +1124,23 @@ CatalogFinishChunk(int32 table_id, int chunk, int64 run_id, CycleResult *r)
 	CatalogRestoreUser(saved);
 }
 
-/* Record why a chunk could not be loaded (in a transaction of its own). */
+/*
+ * Record why a chunk could not be loaded (in a transaction of its own).
+ * reopen: the failure may pass (a lost connection, a terminated helper),
+ * so another worker of the attempt may claim the chunk again; otherwise
+ * (a bad row) it stays claimed, and the attempt ends without it.
+ */
 void
-CatalogChunkFailed(int32 table_id, int chunk, const char *error)
+CatalogChunkFailed(int32 table_id, int chunk, const char *error, bool reopen)
 {
-	Oid			types[3] = {INT4OID, INT4OID, TEXTOID};
-	Datum		values[3] = {Int32GetDatum(table_id), Int32GetDatum(chunk),
-	CStringGetTextDatum(error)};
+	Oid			types[4] = {INT4OID, INT4OID, TEXTOID, BOOLOID};
+	Datum		values[4] = {Int32GetDatum(table_id), Int32GetDatum(chunk),
+	CStringGetTextDatum(error), BoolGetDatum(reopen)};
 
-	catalog_write("UPDATE treble_sync.load_chunks SET error = $3"
+	catalog_write("UPDATE treble_sync.load_chunks SET error = $3,"
+				  " run_id = CASE WHEN $4 THEN NULL ELSE run_id END"
 				  " WHERE table_id OPERATOR(pg_catalog.=) $1 AND chunk OPERATOR(pg_catalog.=) $2",
-				  3, types, values, NULL, SPI_OK_UPDATE);
+				  4, types, values, NULL, SPI_OK_UPDATE);
 }
 
 /*
@@ -1433,6 +1471,7 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const QuarantineRow *rows, int
 	 * cycle's worker turns them off): a nested loop costs the batch's rows
 	 * times the quarantine's.
 	 */
+	LockWaitQuarantineLock(cfg->table_id);	/* helpers keep rows at once */
 	saved = CatalogBecomeOwner();
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("enable_hashjoin", "on", PGC_USERSET, PGC_S_SESSION,
@@ -1538,6 +1577,12 @@ quarantine_row(const char *table_name, int64 run_id, const char *key, const char
 	values[8] = BoolGetDatum(failed_run);
 
 	SPI_connect();
+	/* a chunked load's helpers keep rows at once (CatalogQuarantine) */
+	catalog_exec("SELECT table_id FROM treble_sync.tables WHERE name OPERATOR(pg_catalog.=) $1",
+				 1, types, values, nulls, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		LockWaitQuarantineLock(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc, 1, &isnull)));
 	catalog_exec("UPDATE treble_sync.quarantine q SET last_run_id = $2,"
 				 " last_seen_at = pg_catalog.clock_timestamp(),"
 				 " times_seen = q.times_seen OPERATOR(pg_catalog.+) 1,"

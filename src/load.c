@@ -89,8 +89,9 @@ LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut,
 		CycleResult result;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!CatalogClaimChunk(cfg->table_id, &current.chunk))
+		if (!CatalogClaimChunk(cfg->table_id, run_id, &current.chunk))
 			break;
+		commit(cfg);			/* the claim holds even if the chunk fails */
 		AttemptNoteChunk(&current.chunk);
 		ProgressChunk(current.chunk.chunk, current.chunks);
 		memset(&result, 0, sizeof(result));
@@ -128,7 +129,12 @@ LoadBegin(TableConfig *cfg, OdbcConn *conn, LoadCommitFunc commit, Timestamp *cu
 		commit(cfg);
 	}
 	else
+	{
 		*cut = CursorParseTimestamp(cfg->load_cut);	/* resume at the same T */
+		/* what the last attempt claimed and did not load, claimed afresh */
+		CatalogOpenChunks(cfg->table_id);
+		commit(cfg);
+	}
 
 	CatalogLoadState(cfg->table_id, &chunks, &done, NULL);
 	*todo = chunks - done;

@@ -28,8 +28,9 @@
 #include "lockwait.h"
 #include "treble_sync.h"
 
-/* Tells our cycle locks from users' advisory locks in pg_locks. */
+/* Tell our locks from users' advisory locks in pg_locks. */
 #define CYCLE_LOCK_KIND 3		/* advisory locks use 1 and 2 */
+#define QUARANTINE_LOCK_KIND 4
 
 /* The lock tag of a table's cycle lock. */
 void
@@ -51,6 +52,24 @@ LockWaitTryCycleLock(int32 table_id)
 
 	LockWaitCycleTag(&tag, table_id);
 	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/*
+ * Take a table's quarantine lock until the end of the transaction: the
+ * workers of one cycle (a chunked load's helpers) keep bad rows at the
+ * same time, and two of them keeping the same row must find each other's
+ * (the second updates the first's quarantine row instead of adding one).
+ * The statement after the lock sees what the last holder committed.
+ */
+void
+LockWaitQuarantineLock(int32 table_id)
+{
+	LOCKTAG		tag;
+
+	Assert(table_id > 0);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, TREBLE_SYNC_MARKER, (uint32) table_id,
+						 QUARANTINE_LOCK_KIND);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
 /*

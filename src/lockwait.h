@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * lockwait.h
- *	  A table's cycle lock, and who keeps a cycle's worker waiting for a
- *	  lock (lockwait.c).
+ *	  A table's cycle lock and quarantine lock, and who keeps a cycle's
+ *	  worker waiting for a lock (lockwait.c).
  *
  * One cycle of a table runs at a time: its worker holds the table's cycle
  * lock, an advisory lock of a space of its own, which remove_table(),
@@ -29,6 +29,7 @@
 
 extern void LockWaitCycleTag(LOCKTAG *tag, int32 table_id);
 extern bool LockWaitTryCycleLock(int32 table_id);
+extern void LockWaitQuarantineLock(int32 table_id);
 extern bool LockWaitBlockers(int worker_pid, bool *blocked_by_me, char *blockers,
 							 size_t size);
 

@@ -742,7 +742,8 @@ treble_sync_chunk_worker_main(Datum main_arg)
 		{
 			start_transaction();
 			CatalogChunkFailed(cfg->table_id, chunk,
-							   describe_error(edata, cfg->name, args.run_id));
+							   describe_error(edata, cfg->name, args.run_id),
+							   AttemptErrorIsTransient(edata->sqlerrcode));
 			commit_transaction();
 		}
 		ereport(LOG,
