@@ -95,42 +95,6 @@ ALTER TABLE treble_sync.incidents DROP CONSTRAINT incidents_kind_check;
 ALTER TABLE treble_sync.incidents ADD CONSTRAINT incidents_kind_check
     CHECK (kind IN ('failing', 'stale', 'late'));
 
-CREATE OR REPLACE FUNCTION treble_sync.incident(t treble_sync.tables, incident_kind text, open boolean,
-                                                run treble_sync.runs)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    i treble_sync.incidents;
-    event text;
-BEGIN
-    IF open THEN
-        INSERT INTO treble_sync.incidents AS x (table_id, kind, opened_by)
-        VALUES (t.table_id, incident_kind, run.run_id)
-        ON CONFLICT (table_id, kind) WHERE closed_at IS NULL DO NOTHING
-        RETURNING x.* INTO i;
-        event := CASE incident_kind WHEN 'failing' THEN 'failed' WHEN 'late' THEN 'late' ELSE 'stale' END;
-    ELSE
-        UPDATE treble_sync.incidents x SET closed_at = pg_catalog.clock_timestamp(), closed_by = run.run_id
-        WHERE x.table_id OPERATOR(pg_catalog.=) t.table_id AND x.kind OPERATOR(pg_catalog.=) incident_kind
-          AND x.closed_at IS NULL
-        RETURNING x.* INTO i;
-        event := CASE incident_kind WHEN 'failing' THEN 'recovered' WHEN 'late' THEN 'on_time' ELSE 'fresh' END;
-    END IF;
-    IF i.incident_id IS NULL THEN
-        RETURN;                     -- already open, or nothing to close
-    END IF;
-    PERFORM pg_notify('treble_sync', json_build_object(
-        'event', event,
-        'table', t.name,
-        'incident_id', i.incident_id,
-        'run_id', run.run_id,
-        'status', run.status,
-        'at', clock_timestamp(),
-        'freshness_seconds', round(extract(epoch FROM treble_sync.freshness(t))),
-        'group', (SELECT g.name FROM treble_sync.groups g WHERE g.group_id OPERATOR(pg_catalog.=) t.group_id)
-    )::text);
-END
-$$;
-
 -- after_run: the 'late' incident opens on a run that applied a correction
 -- before the hot window, and closes on a run after seven days without one
 -- (a window made wide enough, or corrections on time again); the advisor's
@@ -355,203 +319,6 @@ GRANT EXECUTE ON FUNCTION treble_sync.remove_group(text) TO treble_sync_admin;
 GRANT EXECUTE ON FUNCTION treble_sync.sync_group(text) TO treble_sync_admin;
 GRANT EXECUTE ON FUNCTION treble_sync.schedule_group(text, text) TO treble_sync_admin;
 
--- status: the window advisor's last 30 days, and the table's group: three
--- columns at the end.
-CREATE OR REPLACE VIEW treble_sync.status WITH (security_invoker = true) AS
-SELECT t.name AS table_name,
-       t.enabled,
-       t.mode,
-       s.schedule,
-       last.status AS last_status,
-       last.finished_at AS last_run_at,
-       last.finished_at OPERATOR(pg_catalog.-) last.started_at AS last_duration,
-       t.watermark,
-       CASE WHEN t.cursor_kind OPERATOR(pg_catalog.=) 'timestamp' THEN
-           last.cut::timestamp OPERATOR(pg_catalog.-) t.watermark::timestamp END AS lag,
-       pg_catalog.round(extract(epoch FROM treble_sync.freshness(t)))::bigint AS freshness_seconds,
-       (SELECT pg_catalog.count(*) FROM treble_sync.runs f
-        WHERE f.table_name OPERATOR(pg_catalog.=) t.name AND f.status OPERATOR(pg_catalog.=) 'failed'
-          AND f.run_id OPERATOR(pg_catalog.>) coalesce((SELECT pg_catalog.max(ok.run_id) FROM treble_sync.runs ok
-                                   WHERE ok.table_name OPERATOR(pg_catalog.=) t.name
-                                     AND ok.status OPERATOR(pg_catalog.=) ANY ('{success,empty}'::pg_catalog.text[])), 0)
-       ) AS consecutive_failures,
-       CASE WHEN last.status OPERATOR(pg_catalog.=) 'failed' THEN last.error END AS last_error,
-       greatest(c.reltuples, 0)::bigint AS rows_estimate,
-       a.outside_window AS late_outside_window,
-       a.advised_window,
-       g.name AS group_name
-FROM treble_sync.tables t
-LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.local_table
-LEFT JOIN LATERAL (SELECT * FROM treble_sync.runs r
-                   WHERE r.table_name OPERATOR(pg_catalog.=) t.name
-                     AND r.status OPERATOR(pg_catalog.=) ANY ('{success,empty,failed}'::pg_catalog.text[])
-                   ORDER BY r.run_id DESC LIMIT 1) last ON true
-LEFT JOIN LATERAL (SELECT pg_catalog.string_agg(x.schedule, ', ') AS schedule
-                   FROM treble_sync.schedules() x
-                   WHERE x.job_name OPERATOR(pg_catalog.=) ('treble_sync: ' OPERATOR(pg_catalog.||) t.name)) s ON true
-LEFT JOIN LATERAL treble_sync.window_advice(t.name) a ON true
-LEFT JOIN treble_sync.groups g ON g.group_id OPERATOR(pg_catalog.=) t.group_id
-WHERE treble_sync.may_read_log(t.owner, t.name, false);
-
-
--- ---------------------------------------------------------------------------
--- run_checks: a range check compares as numeric, so a bound the column's
--- own type cannot hold (an open end, -Infinity/Infinity, or 2.5 for an
--- integer column) no longer fails every cycle with an input error.
--- ---------------------------------------------------------------------------
-CREATE OR REPLACE FUNCTION treble_sync.run_checks(p_table_id integer, p_cut text, p_changed bigint)
-RETURNS TABLE (check_id bigint, kind text, severity text, passed boolean, observed text,
-               failing_keys text[])
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    t treble_sync.tables;
-    c treble_sync.checks;
-    copy text;
-    keys text;
-    staged boolean := pg_catalog.to_regclass('pg_temp.treble_sync_stage') IS NOT NULL;
-    bad bigint;
-    total bigint;
-    cond text;
-    newest timestamp;
-    mean numeric;
-    n integer;
-BEGIN
-    SELECT * INTO t FROM treble_sync.tables x WHERE x.table_id OPERATOR(pg_catalog.=) p_table_id;
-    copy := t.local_table::pg_catalog.text;
-    SELECT pg_catalog.string_agg(pg_catalog.format('s.%I::pg_catalog.text', k),
-                                 ' OPERATOR(pg_catalog.||) '', '' OPERATOR(pg_catalog.||) ')
-        INTO keys FROM pg_catalog.unnest(t.key_columns) k;
-    FOR c IN SELECT * FROM treble_sync.checks x WHERE x.table_id OPERATOR(pg_catalog.=) p_table_id
-             ORDER BY x.check_id LOOP
-        check_id := c.check_id;
-        kind := c.kind;
-        severity := c.severity;
-        failing_keys := NULL;
-        IF c.kind OPERATOR(pg_catalog.=) 'freshness' THEN
-            EXECUTE pg_catalog.format('SELECT pg_catalog.max(%I)::timestamp FROM %s',
-                           coalesce(c.columns[1], t.event_column, t.cursor_column), copy) INTO newest;
-            IF t.cursor_kind OPERATOR(pg_catalog.=) 'timestamp' THEN
-                observed := (p_cut::timestamp OPERATOR(pg_catalog.-) newest)::pg_catalog.text;
-                passed := newest IS NOT NULL
-                          AND (p_cut::timestamp OPERATOR(pg_catalog.-) newest) OPERATOR(pg_catalog.<=) c.max_age;
-            ELSE
-                observed := (pg_catalog.now()::timestamp OPERATOR(pg_catalog.-) newest)::pg_catalog.text;
-                passed := newest IS NOT NULL
-                          AND (pg_catalog.now()::timestamp OPERATOR(pg_catalog.-) newest) OPERATOR(pg_catalog.<=) c.max_age;
-            END IF;
-        ELSIF c.kind OPERATOR(pg_catalog.=) 'volume' THEN
-            SELECT pg_catalog.avg(x.rows_inserted OPERATOR(pg_catalog.+) x.rows_updated
-                                  OPERATOR(pg_catalog.+) x.rows_deleted),
-                   pg_catalog.count(*) INTO mean, n
-            FROM (SELECT * FROM treble_sync.runs r
-                  WHERE r.table_name OPERATOR(pg_catalog.=) t.name
-                    AND r.status OPERATOR(pg_catalog.=) ANY ('{success,empty}'::pg_catalog.text[])
-                  ORDER BY r.run_id DESC LIMIT c.last_n) x;
-            observed := pg_catalog.format('%s rows changed; mean of the last %s runs %s', p_changed, n,
-                                          pg_catalog.round(mean, 1));
-            passed := n OPERATOR(pg_catalog.<) c.last_n
-                      OR pg_catalog.abs(p_changed OPERATOR(pg_catalog.-) mean)
-                         OPERATOR(pg_catalog.<=) (c.within OPERATOR(pg_catalog.*) mean);
-        ELSIF NOT staged THEN
-            observed := 'no rows pulled';
-            passed := true;
-        ELSE
-            cond := CASE
-                WHEN c.kind OPERATOR(pg_catalog.=) 'range' THEN
-                    pg_catalog.format('s.%1$I::pg_catalog.numeric OPERATOR(pg_catalog.<) %2$L::pg_catalog.numeric OR s.%1$I::pg_catalog.numeric OPERATOR(pg_catalog.>) %3$L::pg_catalog.numeric',
-                                      c.columns[1],
-                                      coalesce(c.min_value, '-Infinity'::numeric),
-                                      coalesce(c.max_value, 'Infinity'::numeric))
-                WHEN c.kind OPERATOR(pg_catalog.=) 'not_null' THEN
-                    (SELECT pg_catalog.string_agg(pg_catalog.format('s.%I IS NULL', col), ' OR ')
-                     FROM pg_catalog.unnest(c.columns) col)
-                WHEN c.kind OPERATOR(pg_catalog.=) 'references' THEN
-                    pg_catalog.format('s.%1$I IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %2$s r'
-                                      ' WHERE r.%3$I OPERATOR(pg_catalog.=) s.%1$I)',
-                                      c.columns[1], c.ref_table, c.ref_column)
-                WHEN c.kind OPERATOR(pg_catalog.=) 'unique' THEN
-                    pg_catalog.format('EXISTS (SELECT 1 FROM %1$s d WHERE (%2$s) OPERATOR(pg_catalog.=) (%3$s)'
-                                      ' AND (%4$s) OPERATOR(pg_catalog.<>) (%5$s))', copy,
-                                      (SELECT pg_catalog.string_agg(pg_catalog.format('d.%I', col), ', ')
-                                       FROM pg_catalog.unnest(c.columns) col),
-                                      (SELECT pg_catalog.string_agg(pg_catalog.format('s.%I', col), ', ')
-                                       FROM pg_catalog.unnest(c.columns) col),
-                                      (SELECT pg_catalog.string_agg(pg_catalog.format('d.%I', k), ', ')
-                                       FROM pg_catalog.unnest(t.key_columns) k),
-                                      (SELECT pg_catalog.string_agg(pg_catalog.format('s.%I', k), ', ')
-                                       FROM pg_catalog.unnest(t.key_columns) k))
-            END;
-            EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FILTER (WHERE %s), pg_catalog.count(*)'
-                                      ' FROM pg_temp.treble_sync_stage s', cond)
-                INTO bad, total;
-            EXECUTE pg_catalog.format('SELECT pg_catalog.array_agg(k) FROM (SELECT %s AS k'
-                                      ' FROM pg_temp.treble_sync_stage s WHERE %s ORDER BY 1 LIMIT 20) x',
-                                      keys, cond) INTO failing_keys;
-            observed := pg_catalog.format('%s of %s rows', bad, total);
-            passed := bad OPERATOR(pg_catalog.<=) (c.tolerance OPERATOR(pg_catalog.*) total);
-        END IF;
-        RETURN NEXT;
-    END LOOP;
-END
-$$;
-
-
--- metrics(): the group cycles too, by group and status.
-CREATE OR REPLACE FUNCTION treble_sync.metrics()
-RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    WITH label AS (
-        SELECT t.name, pg_catalog.format('table="%s"',
-                   pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(t.name, '\', '\\'), '"', '\"'),
-                                      E'\n', '\n')) AS l
-        FROM treble_sync.tables t
-    ), lines AS (
-        SELECT 1 AS k, 0 AS o, '# HELP treble_sync_freshness_seconds Seconds since the copy''s watermark (its cut in the warehouse).' AS line
-        UNION ALL SELECT 1, 1, '# TYPE treble_sync_freshness_seconds gauge'
-        UNION ALL SELECT 1, 2, pg_catalog.format('treble_sync_freshness_seconds{%s} %s', l.l,
-                                                 coalesce(st.freshness_seconds::pg_catalog.text, 'NaN'))
-            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
-        UNION ALL SELECT 2, 0, '# HELP treble_sync_last_run_duration_seconds Duration of the last finished run.'
-        UNION ALL SELECT 2, 1, '# TYPE treble_sync_last_run_duration_seconds gauge'
-        UNION ALL SELECT 2, 2, pg_catalog.format('treble_sync_last_run_duration_seconds{%s} %s', l.l,
-                                      coalesce(pg_catalog.round(extract(epoch FROM st.last_duration), 3)::pg_catalog.text, 'NaN'))
-            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
-        UNION ALL SELECT 3, 0, '# HELP treble_sync_consecutive_failures Failed runs since the last successful one.'
-        UNION ALL SELECT 3, 1, '# TYPE treble_sync_consecutive_failures gauge'
-        UNION ALL SELECT 3, 2, pg_catalog.format('treble_sync_consecutive_failures{%s} %s', l.l, st.consecutive_failures)
-            FROM label l JOIN treble_sync.status st ON st.table_name OPERATOR(pg_catalog.=) l.name
-        UNION ALL SELECT 4, 0, '# HELP treble_sync_rows Rows moved by the runs in the run log.'
-        UNION ALL SELECT 4, 1, '# TYPE treble_sync_rows counter'
-        UNION ALL SELECT 4, 2, pg_catalog.format('treble_sync_rows_total{%s,kind="%s"} %s', l.l, kind.k,
-                                      coalesce(pg_catalog.sum(CASE WHEN kind.k OPERATOR(pg_catalog.=) 'pulled' THEN r.rows_pulled
-                                                                   WHEN kind.k OPERATOR(pg_catalog.=) 'inserted' THEN r.rows_inserted
-                                                                   WHEN kind.k OPERATOR(pg_catalog.=) 'updated' THEN r.rows_updated
-                                                                   ELSE r.rows_deleted END), 0))
-            FROM label l CROSS JOIN (VALUES ('pulled'), ('inserted'), ('updated'), ('deleted')) kind(k)
-            LEFT JOIN treble_sync.runs r ON r.table_name OPERATOR(pg_catalog.=) l.name
-            GROUP BY l.l, kind.k
-        UNION ALL SELECT 5, 0, '# HELP treble_sync_runs Runs in the run log, by status.'
-        UNION ALL SELECT 5, 1, '# TYPE treble_sync_runs counter'
-        UNION ALL SELECT 5, 2, pg_catalog.format('treble_sync_runs_total{%s,status="%s"} %s', l.l, st.s,
-                                                 pg_catalog.count(r.run_id))
-            FROM label l CROSS JOIN (VALUES ('success'), ('empty'), ('failed'), ('skipped')) st(s)
-            LEFT JOIN treble_sync.runs r ON r.table_name OPERATOR(pg_catalog.=) l.name
-                                        AND r.status OPERATOR(pg_catalog.=) st.s
-            GROUP BY l.l, st.s
-        UNION ALL SELECT 6, 0, '# HELP treble_sync_group_runs Group cycles in the group run log, by status.'
-        UNION ALL SELECT 6, 1, '# TYPE treble_sync_group_runs counter'
-        UNION ALL SELECT 6, 2, pg_catalog.format('treble_sync_group_runs_total{group="%s",status="%s"} %s',
-                                                 pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(g.name, '\', '\\'), '"', '\"'),
-                                                                    E'\n', '\n'),
-                                                 st.s, pg_catalog.count(r.group_run_id))
-            FROM treble_sync.groups g CROSS JOIN (VALUES ('success'), ('empty'), ('failed'), ('skipped')) st(s)
-            LEFT JOIN treble_sync.group_runs r ON r.group_name OPERATOR(pg_catalog.=) g.name
-                                              AND r.status OPERATOR(pg_catalog.=) st.s
-            GROUP BY g.name, st.s
-    )
-    SELECT pg_catalog.string_agg(line, E'\n' ORDER BY k, o, line) OPERATOR(pg_catalog.||) E'\n# EOF\n' FROM lines
-$$;
-COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last run duration, failures, rows and runs per table; group cycles per group';
-
 -- alter_table's comment: the empty string that clears a text option, lost
 -- from the 0.1.0 text when it was written inside a quoted literal.
 COMMENT ON FUNCTION treble_sync.alter_table IS
@@ -592,11 +359,13 @@ GRANT SELECT (
     history_table, revision, group_id, group_position
 ) ON treble_sync.tables TO PUBLIC;
 
--- The status view reads treble_sync.tables (the watermark among it) and the
--- run log as the view's owner, and shows a row only to those who may read
--- the table's log: a security barrier, so that no function of the reader's
--- sees a row before that test; the run log's rows are the registration's
--- owner's, as its policy would keep them.
+-- status: the window advisor's last 30 days, the table's group and the
+-- watermark as a time: four columns at the end.  The view reads
+-- treble_sync.tables (the watermark among it) and the run log as the view's
+-- owner, and shows a row only to those who may read the table's log: a
+-- security barrier (in place of 0.1.0's security_invoker), so that no
+-- function of the reader's sees a row before that test; the run log's rows
+-- are the registration's owner's, as its policy would keep them.
 CREATE OR REPLACE VIEW treble_sync.status WITH (security_barrier = true) AS
 SELECT t.name AS table_name,
        t.enabled,
@@ -637,8 +406,13 @@ LEFT JOIN LATERAL treble_sync.window_advice(t.name) a ON true
 LEFT JOIN treble_sync.groups g ON g.group_id OPERATOR(pg_catalog.=) t.group_id
 WHERE treble_sync.may_read_log(t.owner, t.name, false);
 
--- run_checks runs as the registration's owner, who may not read the
--- watermark's columns: it reads only the columns it uses.
+-- ---------------------------------------------------------------------------
+-- run_checks: a range check compares as numeric, so a bound the column's
+-- own type cannot hold (an open end, -Infinity/Infinity, or 2.5 for an
+-- integer column) no longer fails every cycle with an input error.  It runs
+-- as the registration's owner, who may not read the watermark's columns: it
+-- reads only the columns it uses.
+-- ---------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION treble_sync.run_checks(p_table_id integer, p_cut text, p_changed bigint)
 RETURNS TABLE (check_id bigint, kind text, severity text, passed boolean, observed text,
                failing_keys text[])
@@ -741,8 +515,9 @@ BEGIN
 END
 $$;
 
--- A notification no longer carries the copy's freshness (now minus the
--- watermark): every role may LISTEN.
+-- incident(): the 'late' incident's events (late, on_time), and the table's
+-- group in every notification.  A notification no longer carries the copy's
+-- freshness (now minus the watermark): every role may LISTEN.
 CREATE OR REPLACE FUNCTION treble_sync.incident(t treble_sync.tables, incident_kind text, open boolean,
                                                 run treble_sync.runs)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -778,8 +553,9 @@ BEGIN
 END
 $$;
 
--- metrics(): only the tables (and groups) whose log the reader may read,
--- as the documentation said; every table had its rows, all zeroes.
+-- metrics(): the group cycles too, by group and status; and only the tables
+-- (and groups) whose log the reader may read, as the documentation said;
+-- every table had its rows, all zeroes.
 CREATE OR REPLACE FUNCTION treble_sync.metrics()
 RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH label AS (
@@ -837,6 +613,7 @@ RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     )
     SELECT pg_catalog.string_agg(line, E'\n' ORDER BY k, o, line) OPERATOR(pg_catalog.||) E'\n# EOF\n' FROM lines
 $$;
+COMMENT ON FUNCTION treble_sync.metrics IS 'OpenMetrics text: freshness, last run duration, failures, rows and runs per table; group cycles per group';
 
 -- explain_cycle(): the statements a table's next cycle would send to the
 -- warehouse and run on the copy, built by the cycle's own code and run by

@@ -27,26 +27,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap finish EXIT
 setup_db
 
-su_server wh treble_test.wh_odbc >/dev/null
+admins_on_wh sec_ca_owner sec_ca_evil
 sq >/dev/null <<SQL
-GRANT treble_sync_admin TO sec_ca_owner, sec_ca_evil;
-GRANT CREATE ON SCHEMA public TO sec_ca_owner, sec_ca_evil;
 GRANT CREATE ON DATABASE $DB TO sec_ca_evil;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_ca_owner, sec_ca_evil;
 CREATE SCHEMA vs AUTHORIZATION sec_ca_owner;
 GRANT USAGE ON SCHEMA vs TO PUBLIC;
 SQL
-map_reader sec_ca_owner wh >/dev/null
-map_reader sec_ca_evil wh >/dev/null
-whq <<'SQL'
-DROP TABLE IF EXISTS sec_ca_v, sec_ca_e, sec_ca_r;
-CREATE TABLE sec_ca_v (id int PRIMARY KEY, v text, synced_at timestamp);
-INSERT INTO sec_ca_v SELECT g, 'private-' || g, timestamp '2026-11-28 10:00' FROM generate_series(1, 5) g;
-CREATE TABLE sec_ca_e (id int PRIMARY KEY, v text, synced_at timestamp);
-INSERT INTO sec_ca_e VALUES (1, 'e', '2026-11-28 10:00');
-CREATE TABLE sec_ca_r (id int PRIMARY KEY, v text, synced_at timestamp);
-INSERT INTO sec_ca_r VALUES (1, 'r', '2026-11-28 10:00');
-SQL
+cols="id int PRIMARY KEY, v text, synced_at timestamp"
+wh_table sec_ca_v "$cols" "SELECT g, 'private-' || g, timestamp '2026-11-28 10:00' FROM generate_series(1, 5) g"
+wh_table sec_ca_e "$cols" "VALUES (1, 'e', '2026-11-28 10:00')"
+wh_table sec_ca_r "$cols" "VALUES (1, 'r', '2026-11-28 10:00')"
 as sec_ca_owner >/dev/null <<'SQL'
 SET client_min_messages = warning;
 SELECT name FROM treble_sync.add_table('sec_ca_v', 'wh', key_columns => '{id}', local_table => 'vs.sec_ca_v',

@@ -17,39 +17,35 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap finish EXIT
 setup_db
 
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_fc_owner;
-GRANT CREATE ON SCHEMA public TO sec_fc_owner, sec_fc_other;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_fc_owner;
-GRANT EXECUTE ON FUNCTION treble_sync.sync_table(text) TO sec_fc_sched;
+admin_on_wh sec_fc_owner sec_fc_other
+sq -c "GRANT EXECUTE ON FUNCTION treble_sync.sync_table(text) TO sec_fc_sched" >/dev/null
+wh_table sec_fc_t "id int PRIMARY KEY, v int, synced_at timestamp" \
+    "SELECT g, g, timestamp '2026-11-28 10:00' FROM generate_series(1, 5) g"
+
+# other_code SIGNATURE RESULT MARK RETURN: the other role's function, which
+# records MARK and the roles it runs as, tries to make the other role a
+# superuser, and returns RETURN (created, or replaced as the other role may
+# do at any time)
+other_code() {
+    as sec_fc_other >/dev/null <<SQL
+CREATE OR REPLACE FUNCTION public.$1 RETURNS $2 LANGUAGE plpgsql AS \$f\$
+BEGIN
+    INSERT INTO public.sec_fc_seen VALUES ('$3', current_user, session_user);
+    BEGIN EXECUTE 'ALTER ROLE sec_fc_other SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    RETURN $4;
+END \$f\$;
 SQL
-map_reader sec_fc_owner wh >/dev/null
-whq <<'SQL'
-DROP TABLE IF EXISTS sec_fc_t;
-CREATE TABLE sec_fc_t (id int PRIMARY KEY, v int, synced_at timestamp);
-INSERT INTO sec_fc_t SELECT g, g, timestamp '2026-11-28 10:00' FROM generate_series(1, 5) g;
-SQL
+}
 
 # the other role's code: a domain with a CHECK that calls its function,
 # and a trigger function
 as sec_fc_other >/dev/null <<'SQL'
 CREATE TABLE public.sec_fc_seen (f text, cur name, sess name);
 GRANT INSERT ON public.sec_fc_seen TO PUBLIC;
-CREATE FUNCTION public.sec_fc_check(int) RETURNS boolean LANGUAGE plpgsql AS $f$
-BEGIN
-    INSERT INTO public.sec_fc_seen VALUES ('check', current_user, session_user);
-    BEGIN EXECUTE 'ALTER ROLE sec_fc_other SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    RETURN true;
-END $f$;
-CREATE DOMAIN public.sec_fc_dom AS int CHECK (public.sec_fc_check(VALUE));
-CREATE FUNCTION public.sec_fc_trig() RETURNS trigger LANGUAGE plpgsql AS $f$
-BEGIN
-    INSERT INTO public.sec_fc_seen VALUES ('trigger', current_user, session_user);
-    BEGIN EXECUTE 'ALTER ROLE sec_fc_other SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    RETURN NULL;
-END $f$;
 SQL
+other_code "sec_fc_check(int)" boolean check true
+as sec_fc_other -c "CREATE DOMAIN public.sec_fc_dom AS int CHECK (public.sec_fc_check(VALUE))" >/dev/null
+other_code "sec_fc_trig()" trigger trigger NULL
 as sec_fc_owner >/dev/null <<'SQL'
 SET client_min_messages = warning;
 CREATE TABLE public.sec_fc_t (id int PRIMARY KEY, v public.sec_fc_dom, synced_at timestamp);
@@ -71,14 +67,7 @@ check "the copy holds the warehouse's values" "21|22|23|24|25" \
     "$(sq -c "SELECT string_agg(v::text, '|' ORDER BY id) FROM public.sec_fc_t")"
 
 # the other role replaces its function's body, as it may at any time
-as sec_fc_other >/dev/null <<'SQL'
-CREATE OR REPLACE FUNCTION public.sec_fc_check(int) RETURNS boolean LANGUAGE plpgsql AS $f$
-BEGIN
-    INSERT INTO public.sec_fc_seen VALUES ('check, replaced', current_user, session_user);
-    BEGIN EXECUTE 'ALTER ROLE sec_fc_other SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    RETURN true;
-END $f$;
-SQL
+other_code "sec_fc_check(int)" boolean "check, replaced" true
 whq -c "UPDATE sec_fc_t SET v = v + 10, synced_at = '2026-11-28 13:00'"
 check "a superuser's cycle after the replacement succeeds" success \
     "$(sq -c "SELECT status FROM treble_sync.sync_table('sec_fc_t')" 2>&1)"

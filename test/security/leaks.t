@@ -28,14 +28,7 @@ log=$TS_DIR/dest.log
 log_start=$(wc -l <"$log")
 MARIA_CS=$(sq -c "SELECT current_setting('treble_test.mariadb_odbc', true)")
 
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_lk_owner, sec_lk_other;
-GRANT CREATE ON SCHEMA public TO sec_lk_owner, sec_lk_other;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_lk_owner, sec_lk_other;
-SQL
-map_reader sec_lk_owner wh >/dev/null
-map_reader sec_lk_other wh >/dev/null
+admins_on_wh sec_lk_owner sec_lk_other
 whq -c "DROP TABLE IF EXISTS sec_lk_orders, sec_lk_phones" \
     -c "CREATE TABLE sec_lk_orders (order_id int, code text, amount numeric, scheduled_at timestamp, synced_at timestamp)" \
     -c "INSERT INTO sec_lk_orders SELECT g, 'c' || g, g, timestamp '2026-11-27' + g * interval '1 hour', '2026-11-28 10:00' FROM generate_series(1, 20) g" \

@@ -110,12 +110,18 @@ setup_db() {
 # the ODBC data sources a script registered (odbcinst -i -s -l), which
 # finish removes
 DSNS=()
+# the views a script made on the PostgreSQL warehouse (wh_view), which
+# finish drops
+WH_VIEWS=()
 
-# drop the database, then the roles (cluster-wide) and the data sources
-# (DSNS); the exit status is the
+# drop the warehouse's views (WH_VIEWS), the database, then the roles
+# (cluster-wide) and the data sources (DSNS); the exit status is the
 # number of failed tests (capped)
 finish() {
     local r
+    for r in "${WH_VIEWS[@]}"; do
+        whq -c "DROP VIEW IF EXISTS $r" >/dev/null 2>&1
+    done
     psql -X -q -d postgres -c "SET client_min_messages = warning" \
         -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
     for r in "${ROLES[@]}"; do
@@ -166,20 +172,57 @@ add_dsn() {
     DSNS+=("$name")
 }
 
-# admin_on_wh OWNER [ROLE...]: the server wh of the PostgreSQL warehouse,
-# owned by the superuser; OWNER a treble_sync_admin that may use it, with
-# the warehouse's reader login mapped; OWNER and each ROLE may create in
-# schema public
-admin_on_wh() {
-    local owner=$1 all
+# admins_on_wh ROLE...: the server wh of the PostgreSQL warehouse, owned
+# by the superuser; each ROLE a treble_sync_admin that may use it, with the
+# warehouse's reader login mapped, and may create in schema public
+admins_on_wh() {
+    local all r
     all=$(printf '%s, ' "$@")
+    all=${all%, }
     su_server wh treble_test.wh_odbc >/dev/null
     sq >/dev/null <<SQL
-GRANT treble_sync_admin TO $owner;
-GRANT CREATE ON SCHEMA public TO ${all%, };
-GRANT USAGE ON FOREIGN SERVER wh TO $owner;
+GRANT treble_sync_admin TO $all;
+GRANT CREATE ON SCHEMA public TO $all;
+GRANT USAGE ON FOREIGN SERVER wh TO $all;
 SQL
-    map_reader "$owner" wh >/dev/null
+    for r in "$@"; do
+        map_reader "$r" wh >/dev/null
+    done
+}
+
+# admin_on_wh OWNER [ROLE...]: admins_on_wh OWNER; each ROLE (no admin, no
+# mapping) may create in schema public too
+admin_on_wh() {
+    local others
+    admins_on_wh "$1"
+    shift
+    (($#)) || return 0
+    others=$(printf '%s, ' "$@")
+    sq -c "GRANT CREATE ON SCHEMA public TO ${others%, }" >/dev/null
+}
+
+# wh_table NAME COLUMNS ROWS: the table NAME (COLUMNS) of the PostgreSQL
+# warehouse, made anew, holding ROWS (what follows INSERT INTO NAME: a
+# VALUES list or a SELECT)
+wh_table() {
+    whq -c "DROP TABLE IF EXISTS $1" -c "CREATE TABLE $1 ($2)" -c "INSERT INTO $1 $3"
+}
+
+# wh_view NAME: a view NAME of one row (id 1, v 'x') on the PostgreSQL
+# warehouse, made anew, which its reader login may read; finish drops it
+wh_view() {
+    whq -c "DROP VIEW IF EXISTS $1" \
+        -c "CREATE VIEW $1 AS SELECT 1 AS id, 'x'::text AS v" \
+        -c "GRANT SELECT ON $1 TO $TS_WH_USER" >/dev/null
+    WH_VIEWS+=("$1")
+}
+
+# add_snapshot ROLE SOURCE NAME: ROLE registers the warehouse's SOURCE (on
+# server wh, keyed by id, no cursor) as NAME, a snapshot copy public.NAME
+add_snapshot() {
+    as "$1" -c "SET client_min_messages = warning" \
+        -c "SELECT name FROM treble_sync.add_table('$2', 'wh', key_columns => '{id}',
+                   cursor_column => NULL, mode => 'snapshot', local_table => 'public.$3', name => '$3')" >/dev/null
 }
 
 # fdw_user ROLE: a treble_sync_admin that may create in schema public and

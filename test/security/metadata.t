@@ -27,15 +27,11 @@ setup_db
 
 MARK='13:37:42'   # the time of day of the newest warehouse row
 
-su_server wh treble_test.wh_odbc >/dev/null
+admins_on_wh sec_md_owner
 sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_md_owner;
-GRANT CREATE ON SCHEMA public TO sec_md_owner;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_md_owner;
 GRANT pg_read_all_stats TO sec_md_stats;
 GRANT EXECUTE ON FUNCTION treble_sync.sync_table(text) TO sec_md_sched;
 SQL
-map_reader sec_md_owner wh >/dev/null
 whq <<SQL
 DROP TABLE IF EXISTS sec_md_events;
 CREATE TABLE sec_md_events (id int PRIMARY KEY, v text, happened_at timestamp, synced_at timestamp);

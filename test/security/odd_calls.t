@@ -10,27 +10,12 @@
 DB=sec_oc
 ROLES=(sec_oc_login sec_oc_a sec_oc_b)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-cleanup() {
-    whq -c "DROP VIEW IF EXISTS sec_oc_src" >/dev/null 2>&1
-    finish
-}
-trap cleanup EXIT
+trap finish EXIT
 setup_db
 
-whq -c "DROP VIEW IF EXISTS sec_oc_src" \
-    -c "CREATE VIEW sec_oc_src AS SELECT 1 AS id, 'x'::text AS v" \
-    -c "GRANT SELECT ON sec_oc_src TO $TS_WH_USER" >/dev/null
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_oc_a, sec_oc_b;
-GRANT CREATE ON SCHEMA public TO sec_oc_a, sec_oc_b;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_oc_a, sec_oc_b;
-SQL
-map_reader sec_oc_a wh >/dev/null
-map_reader sec_oc_b wh >/dev/null
-as sec_oc_a -c "SET client_min_messages = warning" \
-    -c "SELECT name FROM treble_sync.add_table('sec_oc_src', 'wh', key_columns => '{id}',
-               cursor_column => NULL, mode => 'snapshot', local_table => 'public.oc_a', name => 'oc_a')" >/dev/null
+wh_view sec_oc_src
+admins_on_wh sec_oc_a sec_oc_b
+add_snapshot sec_oc_a sec_oc_src oc_a
 
 # nulls FUNCTION: the call of FUNCTION with NULL in every position
 nulls() {

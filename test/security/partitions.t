@@ -27,9 +27,8 @@ trap finish EXIT
 setup_db
 
 admin_on_wh sec_part_a sec_part_thief
-whq -c "DROP TABLE IF EXISTS sec_part_t" \
-    -c "CREATE TABLE sec_part_t (id int PRIMARY KEY, v text, synced_at timestamp)" \
-    -c "INSERT INTO sec_part_t SELECT g, 'v' || g, '2026-11-28' FROM generate_series(1, 20) g"
+wh_table sec_part_t "id int PRIMARY KEY, v text, synced_at timestamp" \
+    "SELECT g, 'v' || g, '2026-11-28' FROM generate_series(1, 20) g"
 plant_thief sec_part sec_part_a sec_part_thief
 # give TABLE: a superuser gives it to the thief, who plants row triggers
 give() {

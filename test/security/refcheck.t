@@ -26,9 +26,8 @@ trap finish EXIT
 setup_db
 
 admin_on_wh sec_ref_a sec_ref_thief
-whq -c "DROP TABLE IF EXISTS sec_ref_t" \
-    -c "CREATE TABLE sec_ref_t (id int PRIMARY KEY, dim int, synced_at timestamp)" \
-    -c "INSERT INTO sec_ref_t VALUES (1, 10, '2026-11-28'), (2, 20, '2026-11-28')"
+wh_table sec_ref_t "id int PRIMARY KEY, dim int, synced_at timestamp" \
+    "VALUES (1, 10, '2026-11-28'), (2, 20, '2026-11-28')"
 accepted "the owner registers a table" sec_ref_a \
     "SET client_min_messages = warning; SELECT name FROM treble_sync.add_table('sec_ref_t', 'wh', key_columns => '{id}')"
 

@@ -36,21 +36,10 @@ END
 CREATE VIEW sec_re_raise AS SELECT id, sec_re_boom(v) AS n FROM sec_re_src WHERE id = 2;
 GRANT SELECT ON sec_re_cast, sec_re_raise TO $TS_WH_USER;
 SQL
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_re_a;
-GRANT pg_read_all_stats TO sec_re_stats;
-GRANT CREATE ON SCHEMA public TO sec_re_a;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_re_a;
-SQL
-map_reader sec_re_a wh >/dev/null
-reg() {
-    as sec_re_a -c "SET client_min_messages = warning" \
-        -c "SELECT name FROM treble_sync.add_table('$2', 'wh', key_columns => '{id}',
-                   cursor_column => NULL, mode => 'snapshot', local_table => 'public.$1', name => '$1')" >/dev/null
-}
-reg re_cast sec_re_cast
-reg re_raise sec_re_raise
+admins_on_wh sec_re_a
+sq -c "GRANT pg_read_all_stats TO sec_re_stats" >/dev/null
+add_snapshot sec_re_a sec_re_cast re_cast
+add_snapshot sec_re_a sec_re_raise re_raise
 
 try sec_re_a "SET treble_sync.read_ahead = off; SELECT status FROM treble_sync.sync_table('re_cast')"
 check "the cycle of a view whose cast fails on the warehouse fails" failed "$OUT"

@@ -22,24 +22,14 @@ cleanup() {
 trap cleanup EXIT
 setup_db
 
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_troj_owner, sec_troj_cron;
-GRANT CREATE ON SCHEMA public TO sec_troj_owner, sec_troj_cron;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_troj_owner, sec_troj_cron;
--- who the trigger ran as, whatever the transaction around it did
-CREATE TABLE troj_log (tbl text, who text);
-GRANT INSERT ON troj_log TO PUBLIC;
-SQL
-map_reader sec_troj_owner wh >/dev/null
-map_reader sec_troj_cron wh >/dev/null
+admins_on_wh sec_troj_owner sec_troj_cron
+# who the trigger ran as, whatever the transaction around it did
+sq -c "CREATE TABLE troj_log (tbl text, who text)" -c "GRANT INSERT ON troj_log TO PUBLIC" >/dev/null
 # the superuser has a mapping of its own too (which the cycles of the roles'
 # copies must not need)
 map_reader postgres wh >/dev/null
 for t in sec_troj_sends sec_troj_cron; do
-    whq -c "DROP TABLE IF EXISTS $t" \
-        -c "CREATE TABLE $t (id int PRIMARY KEY, v text, synced_at timestamp)" \
-        -c "INSERT INTO $t VALUES (1, 'a', '2026-11-28')"
+    wh_table $t "id int PRIMARY KEY, v text, synced_at timestamp" "VALUES (1, 'a', '2026-11-28')"
 done
 
 # the role registers its table and plants the trigger on its copy

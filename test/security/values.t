@@ -43,14 +43,8 @@ VALMARK=VZ4188   # in every value of column code
 log=$TS_DIR/dest.log
 log_start=$(wc -l <"$log")
 
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_vl_owner;
-GRANT CREATE ON SCHEMA public TO sec_vl_owner;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_vl_owner;
-GRANT pg_read_all_stats TO sec_vl_stats;
-SQL
-map_reader sec_vl_owner wh >/dev/null
+admins_on_wh sec_vl_owner
+sq -c "GRANT pg_read_all_stats TO sec_vl_stats" >/dev/null
 whq <<SQL
 DROP TABLE IF EXISTS sec_vl_orders, sec_vl_chunked;
 CREATE TABLE sec_vl_orders (order_code text, code text, amount text, scheduled_at timestamp, synced_at timestamp);

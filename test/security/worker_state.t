@@ -11,34 +11,15 @@
 DB=sec_ws
 ROLES=(sec_ws_a sec_ws_b)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-cleanup() {
-    whq -c "DROP VIEW IF EXISTS sec_ws_src" >/dev/null 2>&1
-    finish
-}
-trap cleanup EXIT
+trap finish EXIT
 setup_db
 
-whq -c "DROP VIEW IF EXISTS sec_ws_src" \
-    -c "CREATE VIEW sec_ws_src AS SELECT 1 AS id, 'x'::text AS v" \
-    -c "GRANT SELECT ON sec_ws_src TO $TS_WH_USER" >/dev/null
-su_server wh treble_test.wh_odbc >/dev/null
-sq >/dev/null <<'SQL'
-GRANT treble_sync_admin TO sec_ws_a, sec_ws_b;
-GRANT CREATE ON SCHEMA public TO sec_ws_a, sec_ws_b;
-GRANT USAGE ON FOREIGN SERVER wh TO sec_ws_a, sec_ws_b;
-SQL
-map_reader sec_ws_a wh >/dev/null
-map_reader sec_ws_b wh >/dev/null
-
-# reg ROLE NAME: a snapshot copy NAME of the warehouse view
-reg() {
-    as "$1" -c "SET client_min_messages = warning" \
-        -c "SELECT name FROM treble_sync.add_table('sec_ws_src', 'wh', key_columns => '{id}',
-                   cursor_column => NULL, mode => 'snapshot', local_table => 'public.$2', name => '$2')" >/dev/null
-}
-# names sort in the order the worker takes them: a's before b's
-reg sec_ws_a ws_1_a
-reg sec_ws_b ws_2_b
+wh_view sec_ws_src
+admins_on_wh sec_ws_a sec_ws_b
+# snapshot copies of the warehouse view, whose names sort in the order the
+# worker takes them: a's before b's
+add_snapshot sec_ws_a sec_ws_src ws_1_a
+add_snapshot sec_ws_b sec_ws_src ws_2_b
 
 # a's copy: a trigger that changes session settings and takes a session lock
 as sec_ws_a >/dev/null <<'SQL'

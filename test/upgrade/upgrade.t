@@ -5,6 +5,9 @@
 #
 #   - every install and upgrade script of each release tag is in the tree
 #     unchanged (released scripts are frozen);
+#   - the upgrade script of the version under development creates or
+#     changes each object once, in its final form
+#     (test/upgrade/defined_once.py);
 #   - the previous release (the newest tag v* before the version under
 #     development, or the first release's commit when the clone has no
 #     tags; never skipped) is built from `git archive` and its files
@@ -67,7 +70,7 @@ if [[ $(qd postgres -c "SHOW debug_assertions") == on ]] &&
     exit 0
 fi
 
-echo "1..49"
+echo "1..50"
 
 cleanup() {
     [[ -d $TMP/current ]] && install_files "$TMP/current"
@@ -98,6 +101,8 @@ check "every install and upgrade script of a release tag is in the tree unchange
 PREV=$(previous_release) ||
     bail "the previous release is found" "no tag v* and no commit $FIRST_RELEASE_COMMIT in $ROOT: fetch the tags (git fetch --tags)"
 CURRENT=$(sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" "$ROOT/treble_sync.control")
+check "the upgrade script to $CURRENT creates or changes each object once" "" \
+    "$(for f in "$ROOT"/sql/treble_sync--*--"$CURRENT".sql; do python3 "$ROOT/test/upgrade/defined_once.py" "$f" 2>&1; done)"
 # The build is cached by the release's commit and the server it is built
 # for (pg_config's path and version, its pg_config.h): a second run reuses
 # it. TS_UPGRADE_CACHE names the cache (default, as root,
