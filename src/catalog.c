@@ -220,6 +220,28 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values,
 }
 
 /*
+ * Whether a catalog query with one parameter ($1 of sql, of the given type)
+ * returns a row, as the current role, in an SPI connection of its own.
+ * read_only as SPI_execute's: true reads under the caller's snapshot,
+ * false takes a fresh one (and so sees what other sessions committed
+ * since, as a caller that waits on them must).
+ */
+static bool
+catalog_exists(const char *sql, Oid type, Datum value, bool read_only)
+{
+	int			rc;
+	bool		found;
+
+	SPI_connect();
+	rc = SPI_execute_with_args(sql, 1, &type, &value, NULL, read_only, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "treble_sync catalog statement failed (SPI code %d): %s", rc, sql);
+	found = SPI_processed > 0;
+	SPI_finish();
+	return found;
+}
+
+/*
  * Run one catalog statement that writes, as the extension owner, in an SPI
  * connection of its own.  Returns the number of rows it processed.
  */
@@ -865,17 +887,9 @@ CatalogSetHistory(int32 table_id, Interval *keep, Oid history_relid, TimestampTz
 bool
 CatalogRunIsRunning(int64 run_id)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(run_id)};
-	bool		running;
-
-	SPI_connect();
-	catalog_exec("SELECT 1 FROM treble_sync.runs WHERE run_id OPERATOR(pg_catalog.=) $1"
-				 " AND status OPERATOR(pg_catalog.=) 'running'",
-				 1, types, values, NULL, SPI_OK_SELECT);
-	running = SPI_processed > 0;
-	SPI_finish();
-	return running;
+	return catalog_exists("SELECT 1 FROM treble_sync.runs WHERE run_id OPERATOR(pg_catalog.=) $1"
+						  " AND status OPERATOR(pg_catalog.=) 'running'",
+						  INT8OID, Int64GetDatum(run_id), false);
 }
 
 /*
@@ -902,6 +916,23 @@ CatalogRunRow(int64 run_id)
 	SPI_finish();
 	CatalogRestoreUser(saved);
 	return row;
+}
+
+/*
+ * Add a run's whole run-log row (CatalogRunRow) to the result of a
+ * set-returning function: the rows sync_all() and sync_group() return.
+ */
+void
+CatalogPutRunRow(Tuplestorestate *store, int64 run_id)
+{
+	HeapTupleHeader row = DatumGetHeapTupleHeader(CatalogRunRow(run_id));
+	HeapTupleData tuple;
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = row;
+	tuplestore_puttuple(store, &tuple);
 }
 
 /*
@@ -1735,19 +1766,10 @@ CatalogCheckTable(int64 check_id, Oid *owner, char **name)
 bool
 CatalogHasRowChecks(int32 table_id)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(table_id)};
-	bool		found;
-
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM treble_sync.checks c"
-							  " WHERE c.table_id OPERATOR(pg_catalog.=) $1"
-							  " AND c.kind OPERATOR(pg_catalog.<>) ALL ('{freshness,volume}'::pg_catalog.text[])",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look the checks up");
-	found = SPI_processed > 0;
-	SPI_finish();
-	return found;
+	return catalog_exists("SELECT 1 FROM treble_sync.checks c"
+						  " WHERE c.table_id OPERATOR(pg_catalog.=) $1"
+						  " AND c.kind OPERATOR(pg_catalog.<>) ALL ('{freshness,volume}'::pg_catalog.text[])",
+						  INT4OID, Int32GetDatum(table_id), true);
 }
 
 /* Remove a check (drop_check, which has checked the caller may). */

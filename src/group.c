@@ -23,7 +23,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
@@ -110,6 +109,27 @@ require_group(const char *name, int32 *group_id, Oid *owner, List **members)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("group \"%s\" does not exist", name),
 				 errhint("Make it with treble_sync.add_group(), or list the groups with SELECT name FROM treble_sync.groups.")));
+}
+
+/*
+ * The group that alter_group() or remove_group() (funcname) changes, named
+ * by the first argument: on a primary whose catalog is this release's, the
+ * group must exist and the current role have the privileges of its owner
+ * (action says what it is denied).  Returns its name; sets its id, owner
+ * and members.
+ */
+static char *
+group_to_change(FunctionCallInfo fcinfo, const char *funcname, const char *action,
+				int32 *group_id, Oid *owner, List **members)
+{
+	char	   *name;
+
+	VersionRequireCatalog(funcname);
+	RecoveryRequirePrimary(funcname);
+	name = group_name_arg(fcinfo);
+	require_group(name, group_id, owner, members);
+	require_group_owner(name, *owner, action);
+	return name;
 }
 
 /*
@@ -225,11 +245,7 @@ treble_sync_alter_group(PG_FUNCTION_ARGS)
 	List	   *members;
 	List	   *ids;
 
-	VersionRequireCatalog("alter_group()");
-	RecoveryRequirePrimary("alter_group()");
-	name = group_name_arg(fcinfo);
-	require_group(name, &group_id, &owner, &members);
-	require_group_owner(name, owner, "change");
+	name = group_to_change(fcinfo, "alter_group()", "change", &group_id, &owner, &members);
 	ids = member_ids(fcinfo, 1, group_id, name, &new_owner);
 	lock_members(members, "alter_group");
 	lock_members(ids, "alter_group");
@@ -252,16 +268,11 @@ PG_FUNCTION_INFO_V1(treble_sync_remove_group);
 Datum
 treble_sync_remove_group(PG_FUNCTION_ARGS)
 {
-	char	   *name;
 	int32		group_id;
 	Oid			owner;
 	List	   *members;
 
-	VersionRequireCatalog("remove_group()");
-	RecoveryRequirePrimary("remove_group()");
-	name = group_name_arg(fcinfo);
-	require_group(name, &group_id, &owner, &members);
-	require_group_owner(name, owner, "remove");
+	(void) group_to_change(fcinfo, "remove_group()", "remove", &group_id, &owner, &members);
 	lock_members(members, "remove_group");
 	CatalogDeleteGroup(group_id);
 	PG_RETURN_VOID();
@@ -308,16 +319,8 @@ treble_sync_sync_group(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	foreach(lc, CatalogGroupRunRuns(LaunchGroup(group_id, linitial_int(members))))
 	{
-		HeapTupleHeader row;
-		HeapTupleData tuple;
-
 		CHECK_FOR_INTERRUPTS();
-		row = DatumGetHeapTupleHeader(CatalogRunRow(*(int64 *) lfirst(lc)));
-		tuple.t_len = HeapTupleHeaderGetDatumLength(row);
-		ItemPointerSetInvalid(&tuple.t_self);
-		tuple.t_tableOid = InvalidOid;
-		tuple.t_data = row;
-		tuplestore_puttuple(rsinfo->setResult, &tuple);
+		CatalogPutRunRow(rsinfo->setResult, *(int64 *) lfirst(lc));
 	}
 	return (Datum) 0;
 }
