@@ -19,12 +19,8 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/table.h"
 #include "access/xact.h"
-#include "catalog/indexing.h"
-#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -33,13 +29,13 @@
 #include "utils/builtins.h"
 #include "storage/proc.h"
 #include "utils/datum.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
 #include "utils/lsyscache.h"
 
 #include "catalog.h"
 #include "regoption.h"
+#include "version.h"
 
 
 static const char *CatalogCursorKindName(CursorKind kind);
@@ -63,25 +59,13 @@ extension_owner(void)
 {
 	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
 	static Oid	cached_owner = InvalidOid;
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			owner = InvalidOid;
+	Oid			extoid;
+	Oid			owner;
 
 	if (cached_lxid == TS_MY_LXID && OidIsValid(cached_owner))
 		return cached_owner;
 
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
-				CStringGetDatum(TREBLE_SYNC_EXTENSION));
-	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-
+	VersionLookupExtension(&extoid, &owner, NULL);
 	if (!OidIsValid(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

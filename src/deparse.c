@@ -51,8 +51,6 @@
 #include "odbc.h"
 #include "treble_sync.h"
 
-static const char *remote_signature(TableConfig *cfg, const char *column);
-
 /* A cursor value as a parameter of a remote query. */
 OdbcParam
 DeparseCursorParam(TableConfig *cfg, int64 value)
@@ -98,6 +96,20 @@ column_ref(TableConfig *cfg, OdbcConn *conn, const char *column)
 }
 
 /*
+ * The type name recorded for a column of a ClickHouse warehouse
+ * (TableRecordedSignature()), or NULL on another warehouse or if none was
+ * recorded: ClickHouse's driver reports too little of a type for some to
+ * be read as they are.
+ */
+static const char *
+clickhouse_type(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	if (!OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
+		return NULL;
+	return TableRecordedSignature(cfg, column);
+}
+
+/*
  * Whether a column of a ClickHouse warehouse is a DateTime64 of 7 to 9
  * fraction digits, by its recorded type name.  treble_sync keeps
  * timestamps to the microsecond and cuts finer digits (docs/limits.md):
@@ -112,9 +124,9 @@ column_ref(TableConfig *cfg, OdbcConn *conn, const char *column)
 static bool
 is_remote_sub_micro(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
-	const char *sig;
+	const char *sig = clickhouse_type(cfg, conn, column);
 
-	if (!OdbcDriverIs(conn, DRIVER_CLICKHOUSE) || (sig = remote_signature(cfg, column)) == NULL)
+	if (sig == NULL)
 		return false;
 	sig = DeparseClickHouseUnwrap(sig);
 	return strncmp(sig, "DateTime64(", 11) == 0 && sig[11] >= '7' && sig[11] <= '9' &&
@@ -299,25 +311,6 @@ DeparseClickHouseUnwrap(const char *type_name)
 }
 
 /*
- * The recorded warehouse signature of a column ("type_name size digits",
- * drift.c), or NULL if none was recorded.
- */
-static const char *
-remote_signature(TableConfig *cfg, const char *column)
-{
-	ListCell   *lc;
-
-	foreach(lc, cfg->remote_columns)
-	{
-		DefElem    *def = lfirst(lc);
-
-		if (strcmp(def->defname, column) == 0)
-			return strVal(def->arg);
-	}
-	return NULL;
-}
-
-/*
  * Whether a column of a MariaDB or MySQL warehouse is a FLOAT (single
  * precision): its server writes such a value as text with 6 significant
  * digits (217341.4 as 217341), so it is selected as a DOUBLE instead,
@@ -329,7 +322,8 @@ is_remote_single_float(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	const char *sig;
 
-	if (!OdbcDriverIsMysql(conn) || (sig = remote_signature(cfg, column)) == NULL)
+	if (!OdbcDriverIsMysql(conn) ||
+		(sig = TableRecordedSignature(cfg, column)) == NULL)
 		return false;
 	return pg_strncasecmp(sig, "float", 5) == 0 && (sig[5] == ' ' || sig[5] == '\0');
 }
@@ -347,9 +341,9 @@ is_remote_single_float(TableConfig *cfg, OdbcConn *conn, const char *column)
 static bool
 is_remote_decimal(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
-	const char *sig;
+	const char *sig = clickhouse_type(cfg, conn, column);
 
-	if (!OdbcDriverIs(conn, DRIVER_CLICKHOUSE) || (sig = remote_signature(cfg, column)) == NULL)
+	if (sig == NULL)
 		return false;
 	if (strncmp(sig, "Nullable(", 9) == 0)
 		sig += 9;
@@ -485,7 +479,7 @@ DeparseReadsHex(TableConfig *cfg, OdbcConn *conn, const char *column)
 static char *
 clickhouse_hex(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
-	const char *sig = remote_signature(cfg, column);
+	const char *sig = TableRecordedSignature(cfg, column);
 	const char *base = sig ? DeparseClickHouseUnwrap(sig) : "";
 	char	   *selected = remote_column(cfg, conn, column);
 

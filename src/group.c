@@ -86,20 +86,6 @@ lock_members(List *table_ids, const char *function)
 	}
 }
 
-/* Error unless the current role has the privileges of a group's owner. */
-static void
-require_group_owner(const char *name, Oid owner, const char *action)
-{
-	if (SecurityMayManage(owner))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied to %s group \"%s\"", action, name),
-			 errdetail("Only roles with the privileges of its owner, role \"%s\", may do that.",
-					   GetUserNameFromId(owner, true)),
-			 errhint("Run it as that role or as a member of it.")));
-}
-
 /* A group by name, or an error that says there is none. */
 static void
 require_group(const char *name, int32 *group_id, Oid *owner, List **members)
@@ -128,7 +114,7 @@ group_to_change(FunctionCallInfo fcinfo, const char *funcname, const char *actio
 	RecoveryRequirePrimary(funcname);
 	name = group_name_arg(fcinfo);
 	require_group(name, group_id, owner, members);
-	require_group_owner(name, *owner, action);
+	SecurityRequireManage(*owner, "group", name, action);
 	return name;
 }
 
@@ -162,7 +148,7 @@ member_ids(FunctionCallInfo fcinfo, int argno, int32 group_id, const char *group
 
 		CHECK_FOR_INTERRUPTS();
 		cfg = CatalogGetTable(TextDatumGetCString(names[i]), false);
-		SecurityRequireManage(cfg->owner, cfg->name, "put into a group");
+		SecurityRequireManage(cfg->owner, "table", cfg->name, "put into a group");
 		if (list_member_int(ids, cfg->table_id))
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),

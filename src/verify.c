@@ -499,7 +499,7 @@ treble_sync_explain_cycle(PG_FUNCTION_ARGS)
 	VersionRequireCatalog("explain_cycle()");
 	RecoveryRequirePrimary("explain_cycle()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
-	SecurityRequireManage(cfg->owner, cfg->name, "explain the cycles of");
+	SecurityRequireManage(cfg->owner, "table", cfg->name, "explain the cycles of");
 	mapping = ProcessPrecheck(cfg, &server);
 	SecurityBecomeOwner(cfg, &as_owner);
 	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, false);
