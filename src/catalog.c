@@ -19,12 +19,8 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/table.h"
 #include "access/xact.h"
-#include "catalog/indexing.h"
-#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -33,7 +29,6 @@
 #include "utils/builtins.h"
 #include "storage/proc.h"
 #include "utils/datum.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
 #include "utils/lsyscache.h"
@@ -41,6 +36,7 @@
 #include "catalog.h"
 #include "lockwait.h"
 #include "regoption.h"
+#include "version.h"
 
 
 static const char *CatalogCursorKindName(CursorKind kind);
@@ -64,25 +60,13 @@ extension_owner(void)
 {
 	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
 	static Oid	cached_owner = InvalidOid;
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			owner = InvalidOid;
+	Oid			extoid;
+	Oid			owner;
 
 	if (cached_lxid == TS_MY_LXID && OidIsValid(cached_owner))
 		return cached_owner;
 
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
-				CStringGetDatum(TREBLE_SYNC_EXTENSION));
-	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-
+	VersionLookupExtension(&extoid, &owner, NULL);
 	if (!OidIsValid(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -218,6 +202,28 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values,
 
 	if (rc != expected_rc)
 		elog(ERROR, "treble_sync catalog statement failed (SPI code %d): %s", rc, sql);
+}
+
+/*
+ * Whether a catalog query with one parameter ($1 of sql, of the given type)
+ * returns a row, as the current role, in an SPI connection of its own.
+ * read_only as SPI_execute's: true reads under the caller's snapshot,
+ * false takes a fresh one (and so sees what other sessions committed
+ * since, as a caller that waits on them must).
+ */
+static bool
+catalog_exists(const char *sql, Oid type, Datum value, bool read_only)
+{
+	int			rc;
+	bool		found;
+
+	SPI_connect();
+	rc = SPI_execute_with_args(sql, 1, &type, &value, NULL, read_only, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "treble_sync catalog statement failed (SPI code %d): %s", rc, sql);
+	found = SPI_processed > 0;
+	SPI_finish();
+	return found;
 }
 
 /*
@@ -866,17 +872,9 @@ CatalogSetHistory(int32 table_id, Interval *keep, Oid history_relid, TimestampTz
 bool
 CatalogRunIsRunning(int64 run_id)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(run_id)};
-	bool		running;
-
-	SPI_connect();
-	catalog_exec("SELECT 1 FROM treble_sync.runs WHERE run_id OPERATOR(pg_catalog.=) $1"
-				 " AND status OPERATOR(pg_catalog.=) 'running'",
-				 1, types, values, NULL, SPI_OK_SELECT);
-	running = SPI_processed > 0;
-	SPI_finish();
-	return running;
+	return catalog_exists("SELECT 1 FROM treble_sync.runs WHERE run_id OPERATOR(pg_catalog.=) $1"
+						  " AND status OPERATOR(pg_catalog.=) 'running'",
+						  INT8OID, Int64GetDatum(run_id), false);
 }
 
 /*
@@ -903,6 +901,23 @@ CatalogRunRow(int64 run_id)
 	SPI_finish();
 	CatalogRestoreUser(saved);
 	return row;
+}
+
+/*
+ * Add a run's whole run-log row (CatalogRunRow) to the result of a
+ * set-returning function: the rows sync_all() and sync_group() return.
+ */
+void
+CatalogPutRunRow(Tuplestorestate *store, int64 run_id)
+{
+	HeapTupleHeader row = DatumGetHeapTupleHeader(CatalogRunRow(run_id));
+	HeapTupleData tuple;
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = row;
+	tuplestore_puttuple(store, &tuple);
 }
 
 /*
@@ -1780,19 +1795,10 @@ CatalogCheckTable(int64 check_id, Oid *owner, char **name)
 bool
 CatalogHasRowChecks(int32 table_id)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(table_id)};
-	bool		found;
-
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM treble_sync.checks c"
-							  " WHERE c.table_id OPERATOR(pg_catalog.=) $1"
-							  " AND c.kind OPERATOR(pg_catalog.<>) ALL ('{freshness,volume}'::pg_catalog.text[])",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look the checks up");
-	found = SPI_processed > 0;
-	SPI_finish();
-	return found;
+	return catalog_exists("SELECT 1 FROM treble_sync.checks c"
+						  " WHERE c.table_id OPERATOR(pg_catalog.=) $1"
+						  " AND c.kind OPERATOR(pg_catalog.<>) ALL ('{freshness,volume}'::pg_catalog.text[])",
+						  INT4OID, Int32GetDatum(table_id), true);
 }
 
 /* Remove a check (drop_check, which has checked the caller may). */

@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/tuplestore.h"
 
 #include "treble_sync.h"
 
@@ -54,6 +55,7 @@ extern void CatalogSetHistory(int32 table_id, Interval *keep, Oid history_relid,
 							  TimestampTz from);
 extern bool CatalogRunIsRunning(int64 run_id);
 extern Datum CatalogRunRow(int64 run_id);
+extern void CatalogPutRunRow(Tuplestorestate *store, int64 run_id);
 extern Datum CatalogInsertTable(TableConfig *cfg, Oid owner);
 extern char *CatalogTableUsingLocal(Oid relid);
 extern void CatalogStartLoad(int32 table_id, const char *cut, List *chunks);

@@ -150,7 +150,7 @@ treble_sync_add_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("name and kind are required")));
 	cfg = CatalogGetTable(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
-	SecurityRequireManage(cfg->owner, cfg->name, "change the checks of");
+	SecurityRequireManage(cfg->owner, "table", cfg->name, "change the checks of");
 	kind = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	severity = PG_ARGISNULL(12) ? "error" : text_to_cstring(PG_GETARG_TEXT_PP(12));
 	if (strcmp(severity, "error") != 0 && strcmp(severity, "warn") != 0)
@@ -272,7 +272,7 @@ treble_sync_drop_check(PG_FUNCTION_ARGS)
 	RecoveryRequirePrimary("drop_check()");
 	if (!CatalogCheckTable(check_id, &owner, &name))
 		PG_RETURN_BOOL(false);
-	SecurityRequireManage(owner, name, "change the checks of");
+	SecurityRequireManage(owner, "table", name, "change the checks of");
 	CatalogDeleteCheck(check_id);
 	PG_RETURN_BOOL(true);
 }

@@ -153,6 +153,39 @@ CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut)
 }
 
 /*
+ * Say that rows of the warehouse table are not synced, whose cursor is
+ * NULL or, with ahead, beyond the warehouse's clock or not a time
+ * (count_null_cursors): in a WARNING, and in the run's warnings.
+ */
+static void
+warn_not_synced(TableConfig *cfg, CycleResult *result, int64 rows, bool ahead)
+{
+	char	   *which;
+	char	   *text;
+
+	Assert(rows > 0);
+	which = ahead ?
+		psprintf("a cursor \"%s\" beyond the warehouse's clock or not a time", cfg->cursor_column) :
+		psprintf("a NULL cursor \"%s\"", cfg->cursor_column);
+	text = psprintf(INT64_FORMAT " %s with %s %s not synced",
+					rows, rows == 1 ? "row" : "rows", which, rows == 1 ? "is" : "are");
+	ereport(WARNING,
+			(errcode(ahead ? ERRCODE_DATETIME_VALUE_OUT_OF_RANGE : ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 ahead ?
+			 errmsg("warehouse table \"%s\" has " INT64_FORMAT " rows whose cursor column \"%s\" is later than the warehouse's clock by more than treble_sync.cursor_max_lead, or not a time",
+					cfg->remote_table, rows, cfg->cursor_column) :
+			 errmsg("warehouse table \"%s\" has " INT64_FORMAT " rows with a NULL in cursor column \"%s\"",
+					cfg->remote_table, rows, cfg->cursor_column),
+			 ahead ?
+			 errdetail("No cut takes them, and no cycle pulls them: one such row would otherwise become the watermark and stop every later row.") :
+			 errdetail("No cycle pulls them: every pull takes the rows whose cursor is at most the cut."),
+			 ahead ?
+			 errhint("Give those rows their real time in the warehouse; they are pulled by the first cycle after that.") :
+			 errhint("Give those rows a cursor value in the warehouse.")));
+	result->warnings = result->warnings ? psprintf("%s; %s", result->warnings, text) : text;
+}
+
+/*
  * Rows of the warehouse table that no cycle pulls: those whose cursor is
  * NULL (every pull takes cursor <= T), and those whose timestamp cursor no
  * cut may take (later than the warehouse's clock plus
@@ -170,7 +203,6 @@ count_null_cursors(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	char	   *sql;
 	int64		rows = 0;
 	int64		ahead = 0;
-	char	   *text;
 
 	sql = DeparseCursorCounts(cfg, conn, params, &nparams);
 	Assert(nparams <= CUT_MAX_PARAMS);
@@ -183,31 +215,9 @@ count_null_cursors(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 
 	result->rows_null_cursor = rows;
 	if (rows > 0)
-	{
-		text = psprintf(INT64_FORMAT " %s with a NULL cursor \"%s\" %s not synced",
-						rows, rows == 1 ? "row" : "rows", cfg->cursor_column,
-						rows == 1 ? "is" : "are");
-		ereport(WARNING,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("warehouse table \"%s\" has " INT64_FORMAT " rows with a NULL in cursor column \"%s\"",
-						cfg->remote_table, rows, cfg->cursor_column),
-				 errdetail("No cycle pulls them: every pull takes the rows whose cursor is at most the cut."),
-				 errhint("Give those rows a cursor value in the warehouse.")));
-		result->warnings = result->warnings ? psprintf("%s; %s", result->warnings, text) : text;
-	}
+		warn_not_synced(cfg, result, rows, false);
 	if (ahead > 0)
-	{
-		text = psprintf(INT64_FORMAT " %s with a cursor \"%s\" beyond the warehouse's clock or not a time %s not synced",
-						ahead, ahead == 1 ? "row" : "rows", cfg->cursor_column,
-						ahead == 1 ? "is" : "are");
-		ereport(WARNING,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("warehouse table \"%s\" has " INT64_FORMAT " rows whose cursor column \"%s\" is later than the warehouse's clock by more than treble_sync.cursor_max_lead, or not a time",
-						cfg->remote_table, ahead, cfg->cursor_column),
-				 errdetail("No cut takes them, and no cycle pulls them: one such row would otherwise become the watermark and stop every later row."),
-				 errhint("Give those rows their real time in the warehouse; they are pulled by the first cycle after that.")));
-		result->warnings = result->warnings ? psprintf("%s; %s", result->warnings, text) : text;
-	}
+		warn_not_synced(cfg, result, ahead, true);
 }
 
 /*

@@ -51,8 +51,6 @@
 #include "odbc.h"
 #include "treble_sync.h"
 
-static const char *remote_signature(TableConfig *cfg, const char *column);
-
 /* A cursor value as a parameter of a remote query. */
 OdbcParam
 DeparseCursorParam(TableConfig *cfg, int64 value)
@@ -85,7 +83,7 @@ column_in(OdbcConn *conn, const char *relation, const char *column)
 {
 	char	   *q = OdbcQuoteIdent(conn, column);
 
-	if (!OdbcDriverIsSqlite(conn))
+	if (!OdbcDriverIs(conn, DRIVER_SQLITE))
 		return q;
 	return psprintf("%s.%s", relation, q);
 }
@@ -95,6 +93,20 @@ static char *
 column_ref(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	return column_in(conn, remote_table(cfg, conn), column);
+}
+
+/*
+ * The type name recorded for a column of a ClickHouse warehouse
+ * (TableRecordedSignature()), or NULL on another warehouse or if none was
+ * recorded: ClickHouse's driver reports too little of a type for some to
+ * be read as they are.
+ */
+static const char *
+clickhouse_type(TableConfig *cfg, OdbcConn *conn, const char *column)
+{
+	if (!OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
+		return NULL;
+	return TableRecordedSignature(cfg, column);
 }
 
 /*
@@ -112,9 +124,9 @@ column_ref(TableConfig *cfg, OdbcConn *conn, const char *column)
 static bool
 is_remote_sub_micro(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
-	const char *sig;
+	const char *sig = clickhouse_type(cfg, conn, column);
 
-	if (!OdbcDriverIsClickHouse(conn) || (sig = remote_signature(cfg, column)) == NULL)
+	if (sig == NULL)
 		return false;
 	sig = DeparseClickHouseUnwrap(sig);
 	return strncmp(sig, "DateTime64(", 11) == 0 && sig[11] >= '7' && sig[11] <= '9' &&
@@ -156,7 +168,7 @@ timestamp_operand(TableConfig *cfg, OdbcConn *conn, const char *column)
 
 	if (is_remote_sub_micro(cfg, conn, column))
 		return clickhouse_micro(quoted_column);
-	if (OdbcDriverIsClickHouse(conn))
+	if (OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 		return psprintf("toDateTime64(%s, 6)", quoted_column);
 	return quoted_column;
 }
@@ -221,7 +233,7 @@ is_remote_money(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	ListCell   *lc;
 
-	if (!OdbcDriverIsPostgres(conn))
+	if (!OdbcDriverIs(conn, DRIVER_PSQLODBC))
 		return false;
 	foreach(lc, cfg->remote_columns)
 	{
@@ -299,25 +311,6 @@ DeparseClickHouseUnwrap(const char *type_name)
 }
 
 /*
- * The recorded warehouse signature of a column ("type_name size digits",
- * drift.c), or NULL if none was recorded.
- */
-static const char *
-remote_signature(TableConfig *cfg, const char *column)
-{
-	ListCell   *lc;
-
-	foreach(lc, cfg->remote_columns)
-	{
-		DefElem    *def = lfirst(lc);
-
-		if (strcmp(def->defname, column) == 0)
-			return strVal(def->arg);
-	}
-	return NULL;
-}
-
-/*
  * Whether a column of a MariaDB or MySQL warehouse is a FLOAT (single
  * precision): its server writes such a value as text with 6 significant
  * digits (217341.4 as 217341), so it is selected as a DOUBLE instead,
@@ -329,7 +322,8 @@ is_remote_single_float(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	const char *sig;
 
-	if (!OdbcDriverIsMysql(conn) || (sig = remote_signature(cfg, column)) == NULL)
+	if (!OdbcDriverIsMysql(conn) ||
+		(sig = TableRecordedSignature(cfg, column)) == NULL)
 		return false;
 	return pg_strncasecmp(sig, "float", 5) == 0 && (sig[5] == ' ' || sig[5] == '\0');
 }
@@ -347,9 +341,9 @@ is_remote_single_float(TableConfig *cfg, OdbcConn *conn, const char *column)
 static bool
 is_remote_decimal(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
-	const char *sig;
+	const char *sig = clickhouse_type(cfg, conn, column);
 
-	if (!OdbcDriverIsClickHouse(conn) || (sig = remote_signature(cfg, column)) == NULL)
+	if (sig == NULL)
 		return false;
 	if (strncmp(sig, "Nullable(", 9) == 0)
 		sig += 9;
@@ -392,7 +386,7 @@ remote_column(TableConfig *cfg, OdbcConn *conn, const char *column)
 		return clickhouse_decimal_text(q);
 	if (is_remote_sub_micro(cfg, conn, column))
 		return clickhouse_micro(q);
-	if (OdbcDriverIsPostgres(conn) && selected_as_text(cfg, column))
+	if (OdbcDriverIs(conn, DRIVER_PSQLODBC) && selected_as_text(cfg, column))
 		return psprintf("CAST(%s AS text)", q);
 	return q;
 }
@@ -429,7 +423,7 @@ DeparseTextAsBytes(TableConfig *cfg, OdbcConn *conn, const char *column)
 	if (attnum == InvalidAttrNumber)
 		return false;
 	type = getBaseType(get_atttype(cfg->local_relid, attnum));
-	if (OdbcDriverIsSqlite(conn))
+	if (OdbcDriverIs(conn, DRIVER_SQLITE))
 		return type != BYTEAOID;
 	get_type_category_preferred(type, &category, &preferred);
 	return category == TYPCATEGORY_STRING || type == JSONOID || type == JSONBOID ||
@@ -465,7 +459,7 @@ DeparseReadsHex(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
 	AttrNumber	attnum;
 
-	if (!OdbcDriverIsClickHouse(conn))
+	if (!OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 		return false;
 	attnum = get_attnum(cfg->local_relid, column);
 	if (attnum == InvalidAttrNumber)
@@ -485,7 +479,7 @@ DeparseReadsHex(TableConfig *cfg, OdbcConn *conn, const char *column)
 static char *
 clickhouse_hex(TableConfig *cfg, OdbcConn *conn, const char *column)
 {
-	const char *sig = remote_signature(cfg, column);
+	const char *sig = TableRecordedSignature(cfg, column);
 	const char *base = sig ? DeparseClickHouseUnwrap(sig) : "";
 	char	   *selected = remote_column(cfg, conn, column);
 
@@ -506,7 +500,7 @@ clickhouse_hex(TableConfig *cfg, OdbcConn *conn, const char *column)
 const char *
 DeparseTextPlaceholder(OdbcConn *conn)
 {
-	return OdbcDriverIsClickHouse(conn) ? "unhex(?)" : "?";
+	return OdbcDriverIs(conn, DRIVER_CLICKHOUSE) ? "unhex(?)" : "?";
 }
 
 /*
@@ -530,10 +524,10 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const ch
 			appendStringInfoString(sql, ", ");
 		if (ListHasName(absent, col))
 			appendStringInfoString(sql, "NULL");
-		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col) &&
+		else if (OdbcDriverIs(conn, DRIVER_SQLITE) && DeparseTextAsBytes(cfg, conn, col) &&
 				 local_is_text(cfg, col))
 			appendStringInfo(sql, "CAST(%s AS BLOB)", column_in(conn, relation, col));
-		else if (OdbcDriverIsSqlite(conn) && DeparseTextAsBytes(cfg, conn, col))
+		else if (OdbcDriverIs(conn, DRIVER_SQLITE) && DeparseTextAsBytes(cfg, conn, col))
 		{
 			/*
 			 * SQLite writes a REAL with 15 significant digits (its driver
@@ -550,7 +544,7 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const ch
 							 " ELSE CAST(%s AS BLOB) END",
 							 c, c, c, c, c, c, c);
 		}
-		else if (OdbcDriverIsSqlite(conn))
+		else if (OdbcDriverIs(conn, DRIVER_SQLITE))
 			appendStringInfoString(sql, column_in(conn, relation, col));
 		else if (DeparseReadsHex(cfg, conn, col))
 			appendStringInfoString(sql, clickhouse_hex(cfg, conn, col));
@@ -572,11 +566,11 @@ append_select_columns(StringInfo sql, TableConfig *cfg, OdbcConn *conn, const ch
 static const char *
 clock_limit(OdbcConn *conn)
 {
-	if (OdbcDriverIsPostgres(conn))
+	if (OdbcDriverIs(conn, DRIVER_PSQLODBC))
 		return "(statement_timestamp() + CAST(? AS double precision) * INTERVAL '1 second')";
-	if (OdbcDriverIsSqlite(conn))
+	if (OdbcDriverIs(conn, DRIVER_SQLITE))
 		return "datetime('now', ?)";
-	if (OdbcDriverIsClickHouse(conn))
+	if (OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 		return "(now64(6) + toIntervalSecond(?))";
 	if (OdbcDriverIsMysql(conn))
 		return "(NOW(6) + INTERVAL ? SECOND)";
@@ -588,7 +582,7 @@ clock_limit(OdbcConn *conn)
 static OdbcParam
 clock_param(OdbcConn *conn)
 {
-	if (OdbcDriverIsSqlite(conn))
+	if (OdbcDriverIs(conn, DRIVER_SQLITE))
 		return (OdbcParam) {ODBC_PARAM_TEXT, 0,
 		psprintf("+%d seconds", treble_sync_cursor_max_lead)};
 	return (OdbcParam) {ODBC_PARAM_INT64, treble_sync_cursor_max_lead};
@@ -603,7 +597,7 @@ clock_param(OdbcConn *conn)
 static void
 append_is_time(StringInfo sql, OdbcConn *conn, const char *qcol)
 {
-	if (OdbcDriverIsPostgres(conn))
+	if (OdbcDriverIs(conn, DRIVER_PSQLODBC))
 		appendStringInfo(sql, " AND isfinite(%s)", qcol);
 	else if (OdbcDriverIsMysql(conn))
 		appendStringInfo(sql, " AND %s >= '0001-01-01'", qcol);
@@ -649,11 +643,11 @@ static char *
 aggregate_expr(OdbcConn *conn, const char *agg, const char *qcol, bool integer)
 {
 	Assert(strcmp(agg, "MIN") == 0 || strcmp(agg, "MAX") == 0);
-	if (OdbcDriverIsClickHouse(conn))
+	if (OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 		return psprintf("%s(%s)", strcmp(agg, "MIN") == 0 ? "minOrNull" : "maxOrNull", qcol);
-	if (!integer && OdbcDriverIsPostgres(conn))
+	if (!integer && OdbcDriverIs(conn, DRIVER_PSQLODBC))
 		return psprintf("CAST(%s(%s) AS text)", agg, qcol);
-	if (OdbcDriverIsSqlite(conn))
+	if (OdbcDriverIs(conn, DRIVER_SQLITE))
 		return psprintf("CAST(%s(%s) AS BLOB)", agg, qcol);	/* read as bytes (fetch.c) */
 	return psprintf("%s(%s)", agg, qcol);
 }
@@ -1004,9 +998,9 @@ dedup_key_expr(TableConfig *cfg, OdbcConn *conn, const char *column)
 		return expr;
 	if (OdbcDriverIsMysql(conn))
 		return psprintf("CAST(%s AS BINARY)", expr);
-	if (OdbcDriverIsSqlite(conn))
+	if (OdbcDriverIs(conn, DRIVER_SQLITE))
 		return psprintf("%s COLLATE BINARY", expr);
-	if (OdbcDriverIsPostgres(conn))
+	if (OdbcDriverIs(conn, DRIVER_PSQLODBC))
 		return psprintf("CAST(%s AS text) COLLATE \"C\"", expr);
 	return expr;				/* ClickHouse compares strings as bytes */
 }
@@ -1067,7 +1061,7 @@ DeparseVerifyDays(TableConfig *cfg, OdbcConn *conn, const char *daycol, int64 cu
 	initStringInfo(&sql);
 	/* the day and the greatest cursor are read as text (fetch.c) */
 	appendStringInfo(&sql, "SELECT %s, COUNT(*), %s%s FROM (SELECT %s AS d, %s AS c",
-					 OdbcDriverIsPostgres(conn) ? "CAST(CAST(d AS DATE) AS text)" : "CAST(d AS DATE)",
+					 OdbcDriverIs(conn, DRIVER_PSQLODBC) ? "CAST(CAST(d AS DATE) AS text)" : "CAST(d AS DATE)",
 					 aggregate_expr(conn, "MAX", "c", !cursor_is_timestamp(cfg)),
 					 with_checksum ? ", SUM(h)" : "", column_ref(cfg, conn, daycol),
 					 aggregate_operand(cfg, conn, cfg->cursor_column));

@@ -59,22 +59,6 @@ shown_signature(RemoteColumn *col)
 					col->decimal_digits_null ? -1 : col->decimal_digits);
 }
 
-/* The recorded signature of a column, or NULL if none was recorded. */
-static const char *
-recorded_signature(TableConfig *cfg, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, cfg->remote_columns)
-	{
-		DefElem    *def = lfirst(lc);
-
-		if (strcmp(def->defname, name) == 0)
-			return strVal(def->arg);
-	}
-	return NULL;
-}
-
 /*
  * How wide a local type is within its family, for telling a widening from
  * any other change: 0 if it is in no family.
@@ -194,7 +178,7 @@ DriftCheck(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	foreach(lc, rt->columns)
 	{
 		RemoteColumn *col = lfirst(lc);
-		const char *was = recorded_signature(cfg, col->name);
+		const char *was = TableRecordedSignature(cfg, col->name);
 
 		CHECK_FOR_INTERRUPTS();
 		if (was == NULL)

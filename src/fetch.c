@@ -244,7 +244,7 @@ FetchBegin(OdbcConn *conn, SQLHSTMT stmt, int ncols, const bool *is_binary,
 			c->kind = is_binary[i] ? FETCH_BINARY : FETCH_UTF8;
 			c->c_type = SQL_C_BINARY;
 			/* selected as hex(...): deparse.c's DeparseReadsHex() */
-			c->hex = OdbcDriverIsClickHouse(conn);
+			c->hex = OdbcDriverIs(conn, DRIVER_CLICKHOUSE);
 			c->width = slot_width(sql_type, size, true);
 			if (b->exact && (c->width = exact_slot_width(sql_type, size, true)) == 0)
 				b->exact = false;
@@ -448,7 +448,7 @@ read_whole(FetchBlock *b, int col, SQLSMALLINT c_type)
 		b->whole = MemoryContextAlloc(GetMemoryChunkContext(b), b->whole_size);
 	}
 
-	if (OdbcDriverIsClickHouse(b->conn))
+	if (OdbcDriverIs(b->conn, DRIVER_CLICKHOUSE))
 		return read_whole_restarting(b, col, c_type);
 
 	for (;;)
@@ -845,6 +845,25 @@ FetchGetDate(OdbcConn *conn, SQLHSTMT stmt, int col, DateADT *result)
 }
 
 /*
+ * The text of a named warehouse column (a cut, a cursor or event
+ * aggregate), palloc'd, or NULL for SQL NULL.  Where the warehouse
+ * compares timestamps as text (SQLite) the statement selected it as BLOB
+ * (deparse.c): its text as stored, checked as UTF-8 (get_utf8()).
+ */
+static char *
+get_text_of(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table, const char *column)
+{
+	StringInfoData text;
+
+	initStringInfo(&text);
+	if (OdbcTimestampsAsText(conn) ? get_utf8(conn, stmt, col, table, column, &text) :
+		FetchGetText(conn, stmt, col, &text))
+		return text.data;
+	pfree(text.data);
+	return NULL;
+}
+
+/*
  * Read a timestamp value of a named warehouse column (a cut, a cursor or
  * event aggregate) as text, parsed strictly (parse_timestamp_text()); a
  * PostgreSQL warehouse's is selected as text (deparse.c), so that psqlODBC
@@ -857,30 +876,24 @@ bool
 FetchGetTimestampOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 					const char *column, Timestamp *result)
 {
-	StringInfoData text;
-	bool		found;
+	char	   *text = get_text_of(conn, stmt, col, table, column);
+	char	   *point;
 
-	initStringInfo(&text);
-	/* SQLite's selected as BLOB (deparse.c): its text as stored */
-	found = OdbcTimestampsAsText(conn) ? get_utf8(conn, stmt, col, table, column, &text) :
-		FetchGetText(conn, stmt, col, &text);
-	if (found)
+	if (text == NULL)
+		return false;
+	point = strchr(text, '.');
+	if (point && !OdbcTimestampsAsText(conn))
 	{
-		char	   *point = strchr(text.data, '.');
+		char	   *end = point + 1;
 
-		if (point && !OdbcTimestampsAsText(conn))
-		{
-			char	   *end = point + 1;
-
-			while (*end >= '0' && *end <= '9')
-				end++;
-			if (end - point > 7)	/* more than six digits: drop the rest */
-				memmove(point + 7, end, strlen(end) + 1);
-		}
-		*result = parse_timestamp_text(conn, text.data, table, column);
+		while (*end >= '0' && *end <= '9')
+			end++;
+		if (end - point > 7)	/* more than six digits: drop the rest */
+			memmove(point + 7, end, strlen(end) + 1);
 	}
-	pfree(text.data);
-	return found;
+	*result = parse_timestamp_text(conn, text, table, column);
+	pfree(text);
+	return true;
 }
 
 /* Read an integer column.  Returns false for SQL NULL. */
@@ -909,18 +922,15 @@ bool
 FetchGetIntOf(OdbcConn *conn, SQLHSTMT stmt, int col, const char *table,
 			  const char *column, int64 *result)
 {
-	StringInfoData text;
-	bool		found;
+	char	   *text;
 
 	if (!OdbcTimestampsAsText(conn))
 		return FetchGetInt(conn, stmt, col, result);
-	initStringInfo(&text);
-	found = get_utf8(conn, stmt, col, table, column, &text);
-	if (found)
-	{
-		FetchCheckComparable(text.data, true, table, column);
-		*result = pg_strtoint64(text.data);
-	}
-	pfree(text.data);
-	return found;
+	text = get_text_of(conn, stmt, col, table, column);
+	if (text == NULL)
+		return false;
+	FetchCheckComparable(text, true, table, column);
+	*result = pg_strtoint64(text);
+	pfree(text);
+	return true;
 }

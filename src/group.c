@@ -23,7 +23,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
@@ -87,20 +86,6 @@ lock_members(List *table_ids, const char *function)
 	}
 }
 
-/* Error unless the current role has the privileges of a group's owner. */
-static void
-require_group_owner(const char *name, Oid owner, const char *action)
-{
-	if (SecurityMayManage(owner))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied to %s group \"%s\"", action, name),
-			 errdetail("Only roles with the privileges of its owner, role \"%s\", may do that.",
-					   GetUserNameFromId(owner, true)),
-			 errhint("Run it as that role or as a member of it.")));
-}
-
 /* A group by name, or an error that says there is none. */
 static void
 require_group(const char *name, int32 *group_id, Oid *owner, List **members)
@@ -110,6 +95,27 @@ require_group(const char *name, int32 *group_id, Oid *owner, List **members)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("group \"%s\" does not exist", name),
 				 errhint("Make it with treble_sync.add_group(), or list the groups with SELECT name FROM treble_sync.groups.")));
+}
+
+/*
+ * The group that alter_group() or remove_group() (funcname) changes, named
+ * by the first argument: on a primary whose catalog is this release's, the
+ * group must exist and the current role have the privileges of its owner
+ * (action says what it is denied).  Returns its name; sets its id, owner
+ * and members.
+ */
+static char *
+group_to_change(FunctionCallInfo fcinfo, const char *funcname, const char *action,
+				int32 *group_id, Oid *owner, List **members)
+{
+	char	   *name;
+
+	VersionRequireCatalog(funcname);
+	RecoveryRequirePrimary(funcname);
+	name = group_name_arg(fcinfo);
+	require_group(name, group_id, owner, members);
+	SecurityRequireManage(*owner, "group", name, action);
+	return name;
 }
 
 /*
@@ -142,7 +148,7 @@ member_ids(FunctionCallInfo fcinfo, int argno, int32 group_id, const char *group
 
 		CHECK_FOR_INTERRUPTS();
 		cfg = CatalogGetTable(TextDatumGetCString(names[i]), false);
-		SecurityRequireManage(cfg->owner, cfg->name, "put into a group");
+		SecurityRequireManage(cfg->owner, "table", cfg->name, "put into a group");
 		if (list_member_int(ids, cfg->table_id))
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -225,11 +231,7 @@ treble_sync_alter_group(PG_FUNCTION_ARGS)
 	List	   *members;
 	List	   *ids;
 
-	VersionRequireCatalog("alter_group()");
-	RecoveryRequirePrimary("alter_group()");
-	name = group_name_arg(fcinfo);
-	require_group(name, &group_id, &owner, &members);
-	require_group_owner(name, owner, "change");
+	name = group_to_change(fcinfo, "alter_group()", "change", &group_id, &owner, &members);
 	ids = member_ids(fcinfo, 1, group_id, name, &new_owner);
 	lock_members(members, "alter_group");
 	lock_members(ids, "alter_group");
@@ -252,16 +254,11 @@ PG_FUNCTION_INFO_V1(treble_sync_remove_group);
 Datum
 treble_sync_remove_group(PG_FUNCTION_ARGS)
 {
-	char	   *name;
 	int32		group_id;
 	Oid			owner;
 	List	   *members;
 
-	VersionRequireCatalog("remove_group()");
-	RecoveryRequirePrimary("remove_group()");
-	name = group_name_arg(fcinfo);
-	require_group(name, &group_id, &owner, &members);
-	require_group_owner(name, owner, "remove");
+	(void) group_to_change(fcinfo, "remove_group()", "remove", &group_id, &owner, &members);
 	lock_members(members, "remove_group");
 	CatalogDeleteGroup(group_id);
 	PG_RETURN_VOID();
@@ -308,16 +305,8 @@ treble_sync_sync_group(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	foreach(lc, CatalogGroupRunRuns(LaunchGroup(group_id, linitial_int(members))))
 	{
-		HeapTupleHeader row;
-		HeapTupleData tuple;
-
 		CHECK_FOR_INTERRUPTS();
-		row = DatumGetHeapTupleHeader(CatalogRunRow(*(int64 *) lfirst(lc)));
-		tuple.t_len = HeapTupleHeaderGetDatumLength(row);
-		ItemPointerSetInvalid(&tuple.t_self);
-		tuple.t_tableOid = InvalidOid;
-		tuple.t_data = row;
-		tuplestore_puttuple(rsinfo->setResult, &tuple);
+		CatalogPutRunRow(rsinfo->setResult, *(int64 *) lfirst(lc));
 	}
 	return (Datum) 0;
 }

@@ -770,7 +770,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the cut to rewind to must not be NULL")));
 	to = PG_GETARG_TIMESTAMPTZ(1);
-	SecurityRequireManage(cfg->owner, cfg->name, "rewind");
+	SecurityRequireManage(cfg->owner, "table", cfg->name, "rewind");
 	CatalogRefuseGroupMember(cfg, "rewind()");
 	if (!LockWaitTryCycleLock(cfg->table_id))
 		ereport(ERROR,

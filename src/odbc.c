@@ -71,7 +71,6 @@ struct OdbcConn
 #define ODBC_DEFAULT_LOGIN_TIMEOUT 30
 
 static void odbc_release(void *arg);
-static bool driver_is(OdbcConn *conn, DriverFamily family);
 static char *odbc_get_info_string(OdbcConn *conn, SQLUSMALLINT info);
 static void odbc_driver_connect(OdbcConn *conn, const char *connstr);
 pg_noreturn static void odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype,
@@ -423,7 +422,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 			 */
 			if (i == 1)
 				about_a_value = strncmp(state8, "22", 2) == 0 ||
-					(conn && driver_is(conn, DRIVER_CLICKHOUSE) && clickhouse_value_error(msg8));
+					(conn && OdbcDriverIs(conn, DRIVER_CLICKHOUSE) && clickhouse_value_error(msg8));
 			if (about_a_value)
 				msg8 = RedactQuoted(msg8);
 			if (i == 1)
@@ -451,7 +450,7 @@ odbc_report_error(OdbcConn *conn, SQLRETURN rc, SQLSMALLINT htype, SQLHANDLE han
 		code = ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
 	else if (authentication)
 		code = odbc_authentication_errcode(first_state, primary);
-	else if (conn && driver_is(conn, DRIVER_CLICKHOUSE) && strcmp(first_state, "HY000") == 0 &&
+	else if (conn && OdbcDriverIs(conn, DRIVER_CLICKHOUSE) && strcmp(first_state, "HY000") == 0 &&
 			 clickhouse_network_error(primary))
 		code = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
 	else
@@ -846,7 +845,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 	 * defaults, which the copy's input functions read under any DateStyle,
 	 * and a timestamptz's text carries its offset.
 	 */
-	if (OdbcDriverIsPostgres(conn))
+	if (OdbcDriverIs(conn, DRIVER_PSQLODBC))
 	{
 		OdbcParam	zone = {ODBC_PARAM_TEXT, 0, OdbcServerTimezone(server)};
 		SQLHSTMT	stmt = OdbcAllocStatement(conn);
@@ -857,7 +856,7 @@ OdbcConnect(ForeignServer *server, UserMapping *mapping, int login_timeout,
 					" pg_catalog.set_config('IntervalStyle', 'postgres', false)", 1, &zone);
 		OdbcFreeStatement(conn, stmt);
 	}
-	if (OdbcDriverIsSqlite(conn))
+	if (OdbcDriverIs(conn, DRIVER_SQLITE))
 		sqlite_check_encoding(conn);
 
 	return conn;
@@ -951,7 +950,7 @@ OdbcQuoteIdent(OdbcConn *conn, const char *ident)
 	StringInfoData buf;
 	size_t		qlen = strlen(conn->quote);
 
-	if (driver_is(conn, DRIVER_CLICKHOUSE))
+	if (OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 	{
 		initStringInfo(&buf);
 		appendStringInfoChar(&buf, '`');
@@ -1017,7 +1016,7 @@ OdbcAllocStatement(OdbcConn *conn)
 
 	rc = SQLAllocHandle(SQL_HANDLE_STMT, conn->dbc, &stmt);
 	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "allocating an ODBC statement");
-	if (driver_is(conn, DRIVER_CLICKHOUSE))
+	if (OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 	{
 		/*
 		 * No ODBC escape is ever sent to ClickHouse, and its driver would
@@ -1105,7 +1104,7 @@ format_timestamp_text(const SQL_TIMESTAMP_STRUCT *ts, char *out)
 static bool
 odbc_bind_timestamps_as_text(OdbcConn *conn)
 {
-	return OdbcTimestampsAsText(conn) || driver_is(conn, DRIVER_CLICKHOUSE);
+	return OdbcTimestampsAsText(conn) || OdbcDriverIs(conn, DRIVER_CLICKHOUSE);
 }
 
 /*
@@ -1143,7 +1142,7 @@ OdbcExecute(OdbcConn *conn, SQLHSTMT stmt, const char *sql, int nparams,
 			rc = SQLBindParameter(stmt, i + 1, SQL_PARAM_INPUT, SQL_C_TYPE_TIMESTAMP,
 								  SQL_TYPE_TIMESTAMP, 26, 6, &ts[i], 0, &ind[i]);
 		}
-		else if (params[i].kind == ODBC_PARAM_TEXT && driver_is(conn, DRIVER_CLICKHOUSE))
+		else if (params[i].kind == ODBC_PARAM_TEXT && OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 		{
 			/* as the hex of its bytes: see DeparseTextPlaceholder() */
 			size_t		len = strlen(params[i].text);
@@ -1198,7 +1197,7 @@ OdbcSupportsBlockGetData(OdbcConn *conn)
 {
 	if ((conn->getdata_ext & (SQL_GD_BLOCK | SQL_GD_BOUND)) != (SQL_GD_BLOCK | SQL_GD_BOUND))
 		return false;
-	return OdbcDriverIsPostgres(conn);
+	return OdbcDriverIs(conn, DRIVER_PSQLODBC);
 }
 
 /* ------------------------------------------------------------------------
@@ -1329,9 +1328,13 @@ OdbcEndRemoteCall(void)
 	pthread_mutex_unlock(&cancel_lock);
 }
 
-/* Whether the connection's driver is one of a family. */
-static bool
-driver_is(OdbcConn *conn, DriverFamily family)
+/*
+ * Whether the connection's driver is of a family (option.h): what the
+ * warehouse is, for the SQL written for it and the way its values are
+ * read.
+ */
+bool
+OdbcDriverIs(OdbcConn *conn, DriverFamily family)
 {
 	return conn->family == family;
 }
@@ -1348,9 +1351,9 @@ driver_is(OdbcConn *conn, DriverFamily family)
 bool
 OdbcDriverStreams(OdbcConn *conn)
 {
-	if (driver_is(conn, DRIVER_SQLITE))
+	if (OdbcDriverIs(conn, DRIVER_SQLITE))
 		return false;
-	if (driver_is(conn, DRIVER_MARIADB))
+	if (OdbcDriverIs(conn, DRIVER_MARIADB))
 	{
 		int			major = 0,
 					minor = 0,
@@ -1372,7 +1375,7 @@ OdbcDriverStreams(OdbcConn *conn)
 bool
 OdbcDeclaredSizesHold(OdbcConn *conn)
 {
-	return driver_is(conn, DRIVER_MARIADB) || driver_is(conn, DRIVER_MYSQL);
+	return OdbcDriverIsMysql(conn);
 }
 
 /* The driver's file name and version, for messages. */
@@ -1391,42 +1394,14 @@ OdbcDriverDescription(OdbcConn *conn)
 bool
 OdbcTimestampsAsText(OdbcConn *conn)
 {
-	return driver_is(conn, DRIVER_SQLITE);
-}
-
-/* Whether the warehouse is an SQLite file, through the SQLite ODBC driver. */
-bool
-OdbcDriverIsSqlite(OdbcConn *conn)
-{
-	return driver_is(conn, DRIVER_SQLITE);
+	return OdbcDriverIs(conn, DRIVER_SQLITE);
 }
 
 /* Whether the warehouse is MariaDB or MySQL, through either's driver. */
 bool
 OdbcDriverIsMysql(OdbcConn *conn)
 {
-	return driver_is(conn, DRIVER_MARIADB) || driver_is(conn, DRIVER_MYSQL);
-}
-
-/* Whether the warehouse is PostgreSQL reached through psqlODBC. */
-bool
-OdbcDriverIsPostgres(OdbcConn *conn)
-{
-	return driver_is(conn, DRIVER_PSQLODBC);
-}
-
-/*
- * Whether the warehouse is ClickHouse, through its official ODBC driver:
- * its catalog functions see databases as catalogs (with an empty schema),
- * it has no primary keys to report, and SQLColumns gives ODBC type codes
- * that lose what the local type needs (signedness, Bool, Date32): see
- * schema.c; and a timestamp column compared with a parameter is written
- * toDateTime64(col, 6): see deparse.c.
- */
-bool
-OdbcDriverIsClickHouse(OdbcConn *conn)
-{
-	return driver_is(conn, DRIVER_CLICKHOUSE);
+	return OdbcDriverIs(conn, DRIVER_MARIADB) || OdbcDriverIs(conn, DRIVER_MYSQL);
 }
 
 /*
@@ -1443,8 +1418,8 @@ OdbcDriverIsClickHouse(OdbcConn *conn)
 bool
 OdbcTextAsBytes(OdbcConn *conn)
 {
-	return driver_is(conn, DRIVER_SQLITE) || driver_is(conn, DRIVER_CLICKHOUSE) ||
-		driver_is(conn, DRIVER_MARIADB) || driver_is(conn, DRIVER_MYSQL);
+	return OdbcDriverIs(conn, DRIVER_SQLITE) || OdbcDriverIs(conn, DRIVER_CLICKHOUSE) ||
+		OdbcDriverIs(conn, DRIVER_MARIADB) || OdbcDriverIs(conn, DRIVER_MYSQL);
 }
 
 /*
@@ -1465,7 +1440,7 @@ OdbcTextAsBytes(OdbcConn *conn)
 bool
 OdbcCharIsUtf8(OdbcConn *conn)
 {
-	return driver_is(conn, DRIVER_PSQLODBC) &&
+	return OdbcDriverIs(conn, DRIVER_PSQLODBC) &&
 		strstr(conn->driver_name, "psqlodbcw") != NULL &&
 		pg_get_encoding_from_locale(NULL, false) == PG_UTF8;
 }
@@ -1488,7 +1463,7 @@ OdbcBeginSnapshot(OdbcConn *conn)
 	SQLRETURN	rc;
 	SQLHSTMT	stmt;
 
-	if (OdbcDriverIsClickHouse(conn))
+	if (OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 		return false;
 	if (OdbcDriverIsMysql(conn))
 	{
@@ -1499,7 +1474,7 @@ OdbcBeginSnapshot(OdbcConn *conn)
 	rc = SQLSetConnectAttr(conn->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER) SQL_AUTOCOMMIT_OFF, 0);
 	OdbcCheck(conn, rc, SQL_HANDLE_DBC, conn->dbc, "turning autocommit off for one snapshot");
 	stmt = OdbcAllocStatement(conn);
-	if (OdbcDriverIsPostgres(conn))
+	if (OdbcDriverIs(conn, DRIVER_PSQLODBC))
 		OdbcExecute(conn, stmt, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", 0, NULL);
 	else if (OdbcDriverIsMysql(conn))
 		OdbcExecute(conn, stmt, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY", 0, NULL);

@@ -17,6 +17,7 @@
 
 #include "postgres.h"
 
+#include "option.h"
 #include "treble_sync.h"
 #include "common/int.h"
 #include "lib/stringinfo.h"
@@ -80,11 +81,9 @@ extern SQLWCHAR *OdbcUtf8ToWide(const char *s, SQLINTEGER *nchars);
 extern const char *OdbcServerTimezone(ForeignServer *server);
 extern UserMapping *OdbcLookupUserMapping(Oid userid, ForeignServer *server);
 extern bool OdbcSupportsBlockGetData(OdbcConn *conn);
-extern bool OdbcDriverIsPostgres(OdbcConn *conn);
+extern bool OdbcDriverIs(OdbcConn *conn, DriverFamily family);
 extern bool OdbcBeginSnapshot(OdbcConn *conn);
 extern bool OdbcDriverIsMysql(OdbcConn *conn);
-extern bool OdbcDriverIsSqlite(OdbcConn *conn);
-extern bool OdbcDriverIsClickHouse(OdbcConn *conn);
 extern void OdbcClickHouseEscape(StringInfo buf, const char *s);
 extern bool OdbcTextAsBytes(OdbcConn *conn);
 extern bool OdbcCharIsUtf8(OdbcConn *conn);

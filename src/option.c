@@ -1800,13 +1800,17 @@ OptionScrubSecret(const char *message, const char *secret)
  * ------------------------------------------------------------------------
  */
 
-/* The value of a server option, or NULL if the server does not set it. */
+/*
+ * The value of the option named name in a list of options (DefElems: a
+ * server's, or a registration's recorded columns), or NULL if the list
+ * has none of that name.
+ */
 const char *
-FdwServerStringOption(ForeignServer *server, const char *name)
+OptionListString(List *options, const char *name)
 {
 	ListCell   *lc;
 
-	foreach(lc, server->options)
+	foreach(lc, options)
 	{
 		DefElem    *opt = lfirst(lc);
 
@@ -1814,6 +1818,13 @@ FdwServerStringOption(ForeignServer *server, const char *name)
 			return defGetString(opt);
 	}
 	return NULL;
+}
+
+/* The value of a server option, or NULL if the server does not set it. */
+const char *
+FdwServerStringOption(ForeignServer *server, const char *name)
+{
+	return OptionListString(server->options, name);
 }
 
 /*

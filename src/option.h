@@ -35,6 +35,7 @@ typedef enum DriverFamily
 
 extern Datum treble_sync_fdw_validator(PG_FUNCTION_ARGS);
 
+extern const char *OptionListString(List *options, const char *name);
 extern const char *FdwServerStringOption(ForeignServer *server, const char *name);
 extern int	FdwServerIntOption(ForeignServer *server, const char *name, int def);
 

@@ -328,7 +328,7 @@ describe_remote(TableConfig *cfg, bool default_key)
 static void
 require_owner(TableConfig *cfg)
 {
-	SecurityRequireManage(cfg->owner, cfg->name, "change the registration of");
+	SecurityRequireManage(cfg->owner, "table", cfg->name, "change the registration of");
 }
 
 /*

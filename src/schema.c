@@ -72,7 +72,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 {
 	RemoteTable *rt = palloc0(sizeof(RemoteTable));
 	SQLHSTMT	stmt = OdbcAllocStatement(conn);
-	bool		clickhouse = OdbcDriverIsClickHouse(conn);
+	bool		clickhouse = OdbcDriverIs(conn, DRIVER_CLICKHOUSE);
 	SQLWCHAR   *wschema = NULL;
 	SQLWCHAR   *wtable;
 	SQLRETURN	rc;
@@ -85,7 +85,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 	 * SQLite's driver cannot send such a name, not even to SQLColumns, which
 	 * would then find no table: refuse it for what it is, before asking.
 	 */
-	if (OdbcDriverIsSqlite(conn) &&
+	if (OdbcDriverIs(conn, DRIVER_SQLITE) &&
 		(sqlite_name_beyond_bmp(table, strlen(table)) ||
 		 (schema && sqlite_name_beyond_bmp(schema, strlen(schema)))))
 		ereport(ERROR,
@@ -130,7 +130,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 		col->decimal_digits_null = isnull;
 		if (col->type_name == NULL)
 			col->type_name = "";
-		col->declared_affinity = OdbcDriverIsSqlite(conn);
+		col->declared_affinity = OdbcDriverIs(conn, DRIVER_SQLITE);
 
 		/* a pattern may match other databases: keep the one named */
 		if (clickhouse && schema && !TextsEqual(tschema, schema))
@@ -176,7 +176,7 @@ SchemaDescribeRemote(OdbcConn *conn, const char *schema, const char *table)
 				 errhint("Check the name and its case, and that the warehouse user may read the table.")));
 	if (clickhouse)
 		clickhouse_column_types(conn, rt, schema != NULL);
-	if (OdbcDriverIsSqlite(conn))
+	if (OdbcDriverIs(conn, DRIVER_SQLITE))
 		sqlite_check_column_names(conn, rt);
 	return rt;
 }
@@ -335,7 +335,7 @@ SchemaRemotePrimaryKey(OdbcConn *conn, RemoteTable *rt)
 	 * without a diagnostic, and a table's sorting key need not be unique
 	 * (ReplacingMergeTree keeps several versions of a key until it merges).
 	 */
-	if (OdbcDriverIsClickHouse(conn))
+	if (OdbcDriverIs(conn, DRIVER_CLICKHOUSE))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ClickHouse does not report a primary key for warehouse table \"%s%s%s\"",

@@ -80,17 +80,18 @@ SecurityRequireRun(TableConfig *cfg, const char *action)
 }
 
 /*
- * Error unless the current role may act on a registration owned by owner.
- * "action" completes "permission denied to %s table \"%s\"".
+ * Error unless the current role may act on a registration or a group
+ * owned by owner.  "action" and "kind" ("table", "group") complete
+ * "permission denied to %s %s \"%s\"".
  */
 void
-SecurityRequireManage(Oid owner, const char *table_name, const char *action)
+SecurityRequireManage(Oid owner, const char *kind, const char *name, const char *action)
 {
 	if (SecurityMayManage(owner))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied to %s table \"%s\"", action, table_name),
+			 errmsg("permission denied to %s %s \"%s\"", action, kind, name),
 			 errdetail("Only roles with the privileges of its owner, role \"%s\", may do that.",
 					   OidIsValid(owner) ? GetUserNameFromId(owner, true) : "?"),
 			 errhint("Run it as that role or as a member of it.")));

@@ -24,7 +24,8 @@ typedef struct SecurityState
 struct TableConfig;
 
 extern bool SecurityMayManage(Oid owner);
-extern void SecurityRequireManage(Oid owner, const char *table_name, const char *action);
+extern void SecurityRequireManage(Oid owner, const char *kind, const char *name,
+								  const char *action);
 extern bool SecurityMayRun(struct TableConfig *cfg);
 extern void SecurityRequireRun(struct TableConfig *cfg, const char *action);
 extern void SecurityCheckCopyOwner(struct TableConfig *cfg);

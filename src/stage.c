@@ -1299,7 +1299,7 @@ begin_fetch(StageFeed *state, OdbcConn *conn, SQLHSTMT stmt, int cursor_col, int
 	state->kind = palloc(sizeof(FetchKind) * state->ncols);
 	state->check_col = -1;
 	state->check_event = -1;
-	state->sqlite = OdbcDriverIsSqlite(conn);
+	state->sqlite = OdbcDriverIs(conn, DRIVER_SQLITE);
 	for (int i = 0; i < state->ncols; i++)
 	{
 		state->kind[i] = FetchColumnKind(state->block, i);

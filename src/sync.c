@@ -12,7 +12,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -152,17 +151,8 @@ treble_sync_sync_all(PG_FUNCTION_ARGS)
 		runs = list_concat(runs, CatalogGroupRunRuns(*(int64 *) lfirst(lc)));
 	foreach(lc, runs)
 	{
-		int64		run_id = *(int64 *) lfirst(lc);
-		HeapTupleHeader row;
-		HeapTupleData tuple;
-
 		CHECK_FOR_INTERRUPTS();
-		row = DatumGetHeapTupleHeader(CatalogRunRow(run_id));
-		tuple.t_len = HeapTupleHeaderGetDatumLength(row);
-		ItemPointerSetInvalid(&tuple.t_self);
-		tuple.t_tableOid = InvalidOid;
-		tuple.t_data = row;
-		tuplestore_puttuple(rsinfo->setResult, &tuple);
+		CatalogPutRunRow(rsinfo->setResult, *(int64 *) lfirst(lc));
 	}
 	return (Datum) 0;
 }

@@ -18,6 +18,7 @@
 
 #include <limits.h>
 
+#include "option.h"
 #include "testhook.h"
 #include "treble_sync.h"
 
@@ -194,4 +195,16 @@ ArgTextArray(Datum array, const char *argname, int *n)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s must not contain NULL", argname)));
 	return elems;
+}
+
+/*
+ * The warehouse signature recorded for a column of a registration
+ * (remote_columns, "type_name size digits": DriftSignature()), or NULL if
+ * none was recorded: drift.c compares it with the warehouse's, deparse.c
+ * selects and compares some types by it.
+ */
+const char *
+TableRecordedSignature(TableConfig *cfg, const char *column)
+{
+	return OptionListString(cfg->remote_columns, column);
 }

@@ -253,9 +253,10 @@ extern bool treble_sync_window_advisor;
 extern int	treble_sync_cursor_max_lead;
 
 /* ------------------------------------------------------------------------
- * Arguments (treble_sync.c)
+ * Arguments, and a registration's recorded columns (treble_sync.c)
  * ------------------------------------------------------------------------
  */
 extern Datum *ArgTextArray(Datum array, const char *argname, int *n);
+extern const char *TableRecordedSignature(TableConfig *cfg, const char *column);
 
 #endif							/* TREBLE_SYNC_H */

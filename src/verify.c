@@ -349,7 +349,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 
 	/* the answers are a row per day: no server-side cursor, so plans may be parallel */
 	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, false);
-	with_checksum = OdbcDriverIsPostgres(conn) && treble_sync_verify_checksum;
+	with_checksum = OdbcDriverIs(conn, DRIVER_PSQLODBC) && treble_sync_verify_checksum;
 	if (!CycleFreezeCut(cfg, conn, &cut))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
@@ -362,7 +362,7 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 		 * its keys may repeat, so the newest version of each is taken.
 		 */
 		RemoteTable *rt = SchemaDescribeRemote(conn, cfg->remote_schema, cfg->remote_table);
-		List	   *pk = OdbcDriverIsClickHouse(conn) ? NIL : SchemaRemotePrimaryKey(conn, rt);
+		List	   *pk = OdbcDriverIs(conn, DRIVER_CLICKHOUSE) ? NIL : SchemaRemotePrimaryKey(conn, rt);
 		bool		keyed = list_length(pk) == list_length(cfg->key_columns);
 		ListCell   *k;
 
@@ -499,7 +499,7 @@ treble_sync_explain_cycle(PG_FUNCTION_ARGS)
 	VersionRequireCatalog("explain_cycle()");
 	RecoveryRequirePrimary("explain_cycle()");
 	cfg = CatalogGetTableArg(fcinfo, 0);
-	SecurityRequireManage(cfg->owner, cfg->name, "explain the cycles of");
+	SecurityRequireManage(cfg->owner, "table", cfg->name, "explain the cycles of");
 	mapping = ProcessPrecheck(cfg, &server);
 	SecurityBecomeOwner(cfg, &as_owner);
 	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, false);

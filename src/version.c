@@ -80,19 +80,23 @@ version_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 /*
- * The extversion of this database's treble_sync, palloc'd, or NULL if
- * the extension is not installed here.  Sets *extoid.
+ * This database's treble_sync, as pg_extension has it: its oid and owner
+ * (InvalidOid if it is not installed here) and, unless version is NULL,
+ * its extversion, palloc'd (NULL if not installed).  The catalog checks
+ * its release here, and catalog.c writes as its owner.
  */
-static char *
-catalog_version(Oid *extoid)
+void
+VersionLookupExtension(Oid *extoid, Oid *owner, char **version)
 {
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
-	char	   *version = NULL;
 
 	*extoid = InvalidOid;
+	*owner = InvalidOid;
+	if (version)
+		*version = NULL;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
 				CStringGetDatum(TREBLE_SYNC_EXTENSION));
@@ -100,17 +104,18 @@ catalog_version(Oid *extoid)
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
 	{
+		Form_pg_extension ext = (Form_pg_extension) GETSTRUCT(tuple);
 		Datum		datum;
 		bool		isnull;
 
-		*extoid = ((Form_pg_extension) GETSTRUCT(tuple))->oid;
+		*extoid = ext->oid;
+		*owner = ext->extowner;
 		datum = heap_getattr(tuple, Anum_pg_extension_extversion, RelationGetDescr(rel), &isnull);
-		if (!isnull)
-			version = text_to_cstring(DatumGetTextPP(datum));
+		if (version && !isnull)
+			*version = text_to_cstring(DatumGetTextPP(datum));
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
-	return version;
 }
 
 /*
@@ -134,6 +139,7 @@ void
 VersionRequireCatalog(const char *funcname)
 {
 	Oid			extoid;
+	Oid			owner;
 	char	   *version;
 	int			have[3];
 	int			need[3];
@@ -148,7 +154,7 @@ VersionRequireCatalog(const char *funcname)
 		callbacks_registered = true;
 	}
 
-	version = catalog_version(&extoid);
+	VersionLookupExtension(&extoid, &owner, &version);
 	if (version == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -27,5 +27,6 @@
 #endif
 
 extern void VersionRequireCatalog(const char *funcname);
+extern void VersionLookupExtension(Oid *extoid, Oid *owner, char **version);
 
 #endif							/* TREBLE_SYNC_VERSION_H */

@@ -345,6 +345,25 @@ abort_after_error(MemoryContext cxt)
 	return edata;
 }
 
+/*
+ * In the PG_CATCH of an attempt at a table's or a group's cycle: keep its
+ * error (in cxt) and roll it back (abort_after_error), and let go of its
+ * warehouse connection (NULL: none yet), which is in doubt after an error
+ * and never kept.
+ */
+static ErrorData *
+abort_attempt(MemoryContext cxt, OdbcConn *conn)
+{
+	ErrorData  *edata;
+
+	HOLD_INTERRUPTS();
+	edata = abort_after_error(cxt);
+	if (conn)
+		ProcessReleaseWarehouse(conn, false);
+	RESUME_INTERRUPTS();
+	return edata;
+}
+
 /* First wait before retrying a cycle; it doubles with every attempt. */
 #define RETRY_FIRST_WAIT_MS 500
 
@@ -526,12 +545,7 @@ attempt_cycle(CycleJob *job, TableConfig *run_cfg, MemoryContext cxt, int attemp
 	}
 	PG_CATCH();
 	{
-		HOLD_INTERRUPTS();
-		edata = abort_after_error(cxt);
-		/* in doubt after an error: never kept */
-		if (conn)
-			ProcessReleaseWarehouse(conn, false);
-		RESUME_INTERRUPTS();
+		edata = abort_attempt(cxt, conn);
 	}
 	PG_END_TRY();
 	MemoryContextDelete(attempt_cxt);
@@ -971,11 +985,7 @@ attempt_group(CycleJob *job, GroupCycle *g, MemoryContext cxt, int attempt, int 
 	}
 	PG_CATCH();
 	{
-		HOLD_INTERRUPTS();
-		edata = abort_after_error(cxt);
-		if (conn)
-			ProcessReleaseWarehouse(conn, false);
-		RESUME_INTERRUPTS();
+		edata = abort_attempt(cxt, conn);
 	}
 	PG_END_TRY();
 	*failed = current;
@@ -1081,20 +1091,32 @@ fail_cycle(CycleRetries *r, ErrorData *edata, int attempt)
 }
 
 /*
- * Transaction 2 of a table's or a group's cycle, with retries: a cycle
- * whose error's SQLSTATE says it may pass (AttemptErrorIsTransient(): a
- * lost connection, a timeout..., of any member, for a group) is tried again, after 0.5 s, 1 s, 2 s..., up to max_retries times
- * (of a group: its first member's); any other error, or a cancel, fails it
- * at once.  The run log records the attempts, and a failure with its
- * error.
+ * Transaction 2 of a table's cycle (cfg) or a group's (g), with retries: a
+ * cycle whose error's SQLSTATE says it may pass (AttemptErrorIsTransient():
+ * a lost connection, a timeout..., of any member, for a group) is tried
+ * again, after 0.5 s, 1 s, 2 s..., up to max_retries times (of a group:
+ * its first member's); any other error, or a cancel, fails it at once.
+ * The run log records the attempts, and a failure with its error.
  */
 static void
-run_with_retries(CycleRetries *r, int max_retries)
+run_with_retries(CycleJob *job, MemoryContext cxt, TableConfig *cfg, GroupCycle *g,
+				 int max_retries)
 {
+	CycleRetries r;
+
+	Assert((cfg == NULL) != (g == NULL));
+	memset(&r, 0, sizeof(r));
+	r.job = job;
+	r.cxt = cxt;
+	r.cfg = cfg;
+	r.group = g;
+	r.what = cfg ? psprintf("table \"%s\"", cfg->name) : psprintf("group \"%s\"", g->name);
+	r.failed = -1;
+
 	for (int attempt = 1;; attempt++)
 	{
 		long		wait_ms;
-		ErrorData  *edata = attempt_once(r, attempt);
+		ErrorData  *edata = attempt_once(&r, attempt);
 
 		if (edata == NULL)
 			return;
@@ -1104,7 +1126,7 @@ run_with_retries(CycleRetries *r, int max_retries)
 		if (attempt > max_retries || ProcessWasSignalled() ||
 			!AttemptErrorIsTransient(edata->sqlerrcode))
 		{
-			fail_cycle(r, edata, attempt);
+			fail_cycle(&r, edata, attempt);
 			return;
 		}
 
@@ -1112,7 +1134,7 @@ run_with_retries(CycleRetries *r, int max_retries)
 		wait_ms = (long) RETRY_FIRST_WAIT_MS << Min(attempt - 1, 10);
 		ereport(LOG,
 				(errmsg("treble_sync cycle of %s failed on attempt %d of %d, retrying in %ld ms: %s",
-						r->what, attempt, max_retries + 1, wait_ms,
+						r.what, attempt, max_retries + 1, wait_ms,
 						edata->message ? edata->message : "unknown error")));
 		wait_before_retry(wait_ms);
 		FreeErrorData(edata);
@@ -1123,15 +1145,7 @@ run_with_retries(CycleRetries *r, int max_retries)
 static void
 run_cycle(CycleJob *job, TableConfig *cfg, MemoryContext cxt)
 {
-	CycleRetries r;
-
-	memset(&r, 0, sizeof(r));
-	r.job = job;
-	r.cxt = cxt;
-	r.cfg = cfg;
-	r.what = psprintf("table \"%s\"", cfg->name);
-	r.failed = -1;
-	run_with_retries(&r, max_retries_for(cfg));
+	run_with_retries(job, cxt, cfg, NULL, max_retries_for(cfg));
 }
 
 /*
@@ -1141,8 +1155,6 @@ run_cycle(CycleJob *job, TableConfig *cfg, MemoryContext cxt)
 static void
 run_group(CycleJob *job, GroupCycle *g, MemoryContext cxt)
 {
-	CycleRetries r;
-
 	if (g->n == 0)
 	{
 		start_transaction();
@@ -1150,13 +1162,7 @@ run_group(CycleJob *job, GroupCycle *g, MemoryContext cxt)
 		commit_transaction();
 		return;
 	}
-	memset(&r, 0, sizeof(r));
-	r.job = job;
-	r.cxt = cxt;
-	r.group = g;
-	r.what = psprintf("group \"%s\"", g->name);
-	r.failed = -1;
-	run_with_retries(&r, max_retries_for(g->cfgs[0]));
+	run_with_retries(job, cxt, NULL, g, max_retries_for(g->cfgs[0]));
 }
 
 /*
