@@ -935,9 +935,9 @@ row_digest(const char *line, int len)
  * A row the staging table cannot take: with on_bad_row 'quarantine' it is
  * kept in treble_sync.quarantine (key, column, raw value, reason, cursor; a
  * masked value is not kept), with 'skip' only counted.  A row without a key
- * (null_key) is kept with a digest of its values instead (row_digest()).  A row an earlier
- * run already quarantined is counted as rows_bad_known as well: it does not
- * count against max_bad_row_ratio again.
+ * (null_key) is kept with a digest of its values instead (row_digest()).
+ * A row an earlier run already quarantined is counted as rows_bad_known as
+ * well: it does not count against max_bad_row_ratio again.
  */
 static void
 bad_row(const char *line, const char *column, const char *reason, bool null_key)
