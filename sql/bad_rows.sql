@@ -122,3 +122,42 @@ $$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
 SELECT status, split_part(error, E'\n', 1) AS error, drift FROM treble_sync.sync_table('retyped');
 SELECT treble_sync.remove_table('retyped');
 DROP TABLE retyped;
+
+-- rows without a key are told apart by their values but the cursor, and
+-- by how many rows of those values a cycle meets: two rows equal but for
+-- their cursor are two quarantine rows, and so are two rows equal in every
+-- value; the same rows pulled again (the hot window's rows, each cycle)
+-- are the same quarantine rows, and are not counted against
+-- max_bad_row_ratio again; one more row of those values is new
+SELECT $$
+CREATE TABLE keyless (id INTEGER, note TEXT, day TIMESTAMP, synced_at TIMESTAMP);
+INSERT INTO keyless VALUES (1, 'ok', '2026-11-28 00:00:00', '2026-11-28 10:00:00'),
+    (NULL, 'same', '2026-11-28 00:00:00', '2026-11-28 10:00:00'),
+    (NULL, 'same', '2026-11-28 00:00:00', '2026-11-28 10:05:00'),
+    (NULL, 'same', '2026-11-28 00:00:00', '2026-11-28 10:05:00');
+$$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT name FROM treble_sync.add_table('keyless', 'wh', key_columns => '{id}',
+    event_column => 'day', hot_window => '3 days', hot_window_check => 'rows',
+    on_bad_row => 'quarantine', max_bad_row_ratio => 1);
+SELECT status, rows_pulled, rows_inserted, rows_bad FROM treble_sync.sync_table('keyless');
+SELECT key, cursor_value, times_seen, length(row_digest) AS digest_length
+FROM treble_sync.quarantine WHERE table_name = 'keyless' ORDER BY cursor_value, quarantine_id;
+SELECT count(DISTINCT row_digest) AS digests FROM treble_sync.quarantine WHERE table_name = 'keyless';
+-- pulled again with the window: known, so no new bad row (a ratio of 0 passes)
+SELECT max_bad_row_ratio FROM treble_sync.alter_table('keyless', max_bad_row_ratio => 0);
+SELECT $$ INSERT INTO keyless VALUES (2, 'ok', '2026-11-28 00:00:00', '2026-11-28 10:10:00'); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, rows_pulled, rows_inserted, rows_bad FROM treble_sync.sync_table('keyless');
+SELECT key, cursor_value, times_seen, last_run_id = (SELECT max(run_id) FROM treble_sync.runs
+                                                     WHERE table_name = 'keyless') AS seen_this_run
+FROM treble_sync.quarantine WHERE table_name = 'keyless' ORDER BY cursor_value, quarantine_id;
+-- one more such row: a new bad row, which a ratio of 0 refuses
+SELECT $$ INSERT INTO keyless VALUES (NULL, 'same', '2026-11-28 00:00:00', '2026-11-28 10:15:00'); $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT status, rows_bad, split_part(error, E'\n', 1) AS error FROM treble_sync.sync_table('keyless');
+SELECT max_bad_row_ratio FROM treble_sync.alter_table('keyless', max_bad_row_ratio => 1);
+SELECT status, rows_pulled, rows_bad FROM treble_sync.sync_table('keyless');
+SELECT key, cursor_value, times_seen FROM treble_sync.quarantine WHERE table_name = 'keyless'
+ORDER BY cursor_value, quarantine_id;
+SELECT treble_sync.remove_table('keyless');
+DROP TABLE keyless;

@@ -127,3 +127,32 @@ SELECT table_name, status, rows_pulled, rows_inserted, rows_updated, rows_delete
        finished_at >= started_at AS timed
 FROM treble_sync.runs WHERE table_name = 'fact_campaign_sends' ORDER BY run_id;
 SELECT count(*) AS runs_left_running FROM treble_sync.runs WHERE status = 'running';
+
+-- a warehouse table whose rows are all gone, with an integer cursor: verify
+-- reports every day of the copy; the cycle refreshes the hot window at the
+-- watermark, counted from the copy's latest event, and the watermark
+-- stays; the row older than the window stays, and repair empties its day
+SELECT $$
+CREATE TABLE emptied (id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, happened TIMESTAMP);
+INSERT INTO emptied VALUES (1, 10, '2026-11-20 08:00:00'), (2, 11, '2026-11-19 09:00:00'),
+                           (3, 12, '2026-10-01 00:00:00');
+$$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT name FROM treble_sync.add_table('emptied', 'wh', cursor_column => 'seq',
+    event_column => 'happened', hot_window => '3 days', max_delete_ratio => 1);
+SELECT status, rows_inserted, watermark_to FROM treble_sync.sync_table('emptied');
+SELECT $$ DELETE FROM emptied; $$
+\g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT day, warehouse_rows, local_rows, warehouse_max_cursor, local_max_cursor, match
+FROM treble_sync.verify('emptied');
+SELECT status, rows_deleted, watermark_to, hot_window_from, cut, error FROM treble_sync.sync_table('emptied');
+SELECT id FROM emptied ORDER BY id;
+SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('emptied');
+SELECT day, match, repair_run_id IS NOT NULL AS repaired FROM treble_sync.verify('emptied', repair => true);
+SELECT status, rows_deleted, watermark_to FROM treble_sync.runs
+WHERE run_id = (SELECT max(run_id) FROM treble_sync.runs WHERE table_name = 'emptied');
+SELECT count(*) AS rows_left FROM emptied;
+SELECT count(*) AS days FROM treble_sync.verify('emptied');
+SELECT cut, days, mismatched_days FROM treble_sync.verifications WHERE table_name = 'emptied'
+ORDER BY verification_id;
+SELECT treble_sync.remove_table('emptied');
+DROP TABLE emptied;

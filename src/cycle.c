@@ -186,6 +186,43 @@ warn_not_synced(TableConfig *cfg, CycleResult *result, int64 rows, bool ahead)
 }
 
 /*
+ * The cut of verify() and repair() when the warehouse table has no row a
+ * cut may take (CycleFreezeCut() found none: its rows are all gone, or
+ * never came): the watermark, up to which the copy holds what cycles
+ * pulled, or for a copy without one (never loaded, or its watermark
+ * dropped by alter_table) the copy's newest cursor.  Either way every row
+ * the copy holds from cycles is compared with (and, by repair, made equal
+ * to) the empty table.  False if there is neither: the copy has no row
+ * with a cursor, and there is nothing to compare.  Reads the copy as the
+ * caller's role (its owner).
+ */
+bool
+CycleCutOfCopy(TableConfig *cfg, int64 *cut)
+{
+	if (cfg->watermark != NULL)
+		*cut = CursorParse(cfg, cfg->watermark);
+	else
+	{
+		char	   *newest;
+
+		SPI_connect();
+		if (SPI_execute(LocalNewestCursorSql(cfg), true, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "could not read the newest cursor of the copy of \"%s\"", cfg->name);
+		newest = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (newest == NULL)
+		{
+			SPI_finish();
+			return false;
+		}
+		*cut = CursorParse(cfg, newest);
+		SPI_finish();
+	}
+	AttemptNoteCut(CursorFormat(cfg, *cut));	/* the run log's cut, for repair */
+	return true;
+}
+
+/*
  * Rows of the warehouse table that no cycle pulls: those whose cursor is
  * NULL (every pull takes cursor <= T), and those whose timestamp cursor no
  * cut may take (later than the warehouse's clock plus
@@ -1226,6 +1263,40 @@ window_bound(TableConfig *cfg, OdbcConn *conn, int64 cut, Timestamp *bound)
 }
 
 /*
+ * The hot window's lower bound for a cycle whose warehouse table has no
+ * row a cut may take, at the watermark: from the watermark itself for a
+ * timestamp cursor (as window_bound() counts from T), else from the latest
+ * event date of the copy's rows up to the watermark (the warehouse's
+ * latest, when it last had rows).  False if there is no window.
+ */
+static bool
+window_bound_of_copy(TableConfig *cfg, int64 watermark, Timestamp *bound)
+{
+	Timestamp	latest = watermark;
+
+	if (cfg->event_column == NULL || cfg->mode != SYNC_UPSERT)
+		return false;
+	if (cfg->cursor_kind == CURSOR_INTEGER)
+	{
+		Oid			types[1] = {TEXTOID};
+		Datum		values[1] = {CStringGetTextDatum(CursorFormat(cfg, watermark))};
+		bool		isnull = true;
+
+		SPI_connect();
+		if (SPI_execute_with_args(LocalNewestEventSql(cfg), 1, types, values, NULL, true, 1) !=
+			SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "could not read the latest event of the copy of \"%s\"", cfg->name);
+		latest = DatumGetTimestamp(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+												 1, &isnull));
+		SPI_finish();
+		if (isnull || TIMESTAMP_NOT_FINITE(latest))
+			return false;		/* no event dates at all: nothing to refresh */
+	}
+	*bound = CycleWindowBound(cfg, latest);
+	return true;
+}
+
+/*
  * Step 1 of a cycle: the cut, frozen now, or already (a group's cycle
  * freezes every member's cut before it pulls any, CycleFreezeCut()).
  */
@@ -1265,11 +1336,29 @@ CycleRun(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 	/* step 1: the cut, from the warehouse's clock, once */
 	found = cut_of(cfg, conn, &spec.cut);
 	count_null_cursors(cfg, conn, result);
-	if (!found)
-		return;					/* the warehouse table has no rows with a cursor */
+	if (found)
+		spec.have_window = window_bound(cfg, conn, spec.cut, &spec.bound);
+	else
+	{
+		/*
+		 * The warehouse table has no row with a cursor a cut may take: its
+		 * rows are all gone (or never came).  A table never loaded has
+		 * nothing to do.  A loaded one keeps the rows up to its watermark,
+		 * and those in the hot window must go as any removal there goes:
+		 * the cycle refreshes its window at the watermark as the cut (a
+		 * delta and window that pull nothing), under the mass-delete guard,
+		 * and the watermark stays.
+		 */
+		if (cfg->watermark == NULL)
+			return;
+		spec.cut = CursorParse(cfg, cfg->watermark);
+		AttemptNoteCut(cfg->watermark);
+		spec.have_window = window_bound_of_copy(cfg, spec.cut, &spec.bound);
+		if (!spec.have_window)
+			return;				/* no window: nothing to refresh */
+	}
 	spec.have_cut = true;
 
-	spec.have_window = window_bound(cfg, conn, spec.cut, &spec.bound);
 	if (spec.have_window)
 		result->hot_window_from = CursorFormatTimestamp(spec.bound);
 	if (spec.have_window && AdvisorCovers(cfg))
@@ -1314,9 +1403,17 @@ CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result)
 		count_null_cursors(cfg, conn, result);
 		if (!found)
 		{
-			/* no row has a cursor: keep the copy as it is */
+			/*
+			 * No row has a cursor a cut may take: a copy never loaded is
+			 * kept as it is; a loaded one is made equal to the empty table
+			 * at its watermark (under the mass-delete guard), as a table
+			 * without a cursor is, and the watermark stays.
+			 */
 			result->watermark_to = cfg->watermark;
-			return;
+			if (cfg->watermark == NULL)
+				return;
+			spec.cut = CursorParse(cfg, cfg->watermark);
+			AttemptNoteCut(cfg->watermark);
 		}
 		spec.have_cut = true;
 	}
@@ -1479,7 +1576,8 @@ CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *res
 	result->watermark_from = cfg->watermark;
 	result->watermark_to = cfg->watermark;
 	result->status = "empty";
-	if (!CycleFreezeCut(cfg, conn, &spec.cut))
+	/* a warehouse table with no rows: its day is made empty (CycleCutOfCopy) */
+	if (!CycleFreezeCut(cfg, conn, &spec.cut) && !CycleCutOfCopy(cfg, &spec.cut))
 		return;
 	spec.have_cut = true;
 	spec.range_column = cfg->event_column;

@@ -31,6 +31,7 @@ extern void CycleRunFull(TableConfig *cfg, OdbcConn *conn, CycleResult *result);
 extern void CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day,
 						   CycleResult *result);
 extern bool CycleFreezeCut(TableConfig *cfg, OdbcConn *conn, int64 *cut);
+extern bool CycleCutOfCopy(TableConfig *cfg, int64 *cut);
 extern List *CyclePlanChunks(TableConfig *cfg, OdbcConn *conn, Timestamp cut);
 extern void CycleLoadChunk(TableConfig *cfg, OdbcConn *conn, Timestamp cut,
 						   LoadChunk *chunk, CycleResult *result);

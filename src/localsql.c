@@ -32,6 +32,8 @@
 
 #include "localsql.h"
 
+static const char *cursor_type(TableConfig *cfg);
+
 /*
  * A local table's name, schema-qualified and quoted.  A registration
  * outlives its copy (and a copy its history table): a relation dropped
@@ -283,6 +285,33 @@ LocalCopyIsEmptySql(TableConfig *cfg)
 {
 	return psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT 1) e",
 					LocalTableName(cfg->local_relid));
+}
+
+/*
+ * The copy's newest cursor, as the catalog's text reads it (a timestamp in
+ * the session's zone, the warehouse's during a cycle or verify), or NULL
+ * if it has no row with one.
+ */
+char *
+LocalNewestCursorSql(TableConfig *cfg)
+{
+	return psprintf("SELECT CAST(pg_catalog.max(CAST(t.%s AS %s)) AS pg_catalog.text) FROM %s t",
+					quote_identifier(cfg->cursor_column), cursor_type(cfg),
+					LocalTableName(cfg->local_relid));
+}
+
+/*
+ * The latest event of the copy's rows whose cursor is at most $1 (text), as a
+ * timestamp, or NULL: where an integer cursor's hot window is counted from
+ * when the warehouse has no event left to count it from.
+ */
+char *
+LocalNewestEventSql(TableConfig *cfg)
+{
+	return psprintf("SELECT CAST(pg_catalog.max(t.%s) AS pg_catalog.timestamp) FROM %s t"
+					" WHERE CAST(t.%s AS %s) OPERATOR(pg_catalog.<=) CAST($1 AS %s)",
+					quote_identifier(cfg->event_column), LocalTableName(cfg->local_relid),
+					quote_identifier(cfg->cursor_column), cursor_type(cfg), cursor_type(cfg));
 }
 
 /*

@@ -65,6 +65,8 @@ extern char *LocalQuarantineKey(TableConfig *cfg, const char *alias);
 
 extern char *LocalCopyIsEmptySql(TableConfig *cfg);
 extern char *LocalCountSql(TableConfig *cfg, bool in_window);
+extern char *LocalNewestCursorSql(TableConfig *cfg);
+extern char *LocalNewestEventSql(TableConfig *cfg);
 extern char *LocalAnalyzeSql(TableConfig *cfg);
 extern char *LocalStageIndexSql(TableConfig *cfg);
 extern char *LocalStageRepeatedKeySql(TableConfig *cfg);

@@ -38,6 +38,7 @@
 #include "parser/parse_relation.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -838,10 +839,32 @@ line_key(const char *line, int len)
 	return key.data;
 }
 
+/* How many rows without a key of one digest a cycle met (row_digest()). */
+typedef struct DigestCount
+{
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];	/* the hash key */
+	int64		seen;
+} DigestCount;
+
+/* Feed bytes into a SHA-256 context, or fail. */
+static void
+digest_update(pg_cryptohash_ctx *ctx, const void *data, size_t len)
+{
+	if (pg_cryptohash_update(ctx, (const uint8 *) data, len) < 0)
+		elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
+}
+
 /*
- * The hex SHA-256 of a row's COPY text line without its cursor field: what
- * tells a row without a key from another in the quarantine, the same
- * however often its cursor moves.
+ * The hex SHA-256 that tells a row without a key from another in the
+ * quarantine.  Such a row has nothing but its values to be known by: the
+ * digest is that of its COPY text line without the cursor field, the same
+ * however often its cursor moves (the same row met again, rewritten by
+ * the warehouse, is the same quarantine row), and of how many rows of
+ * those values the cycle met before it (the first one's digest is that of
+ * its values alone, the n-th's that digest with n).  Two rows equal but
+ * for their cursor, or in every value, are so two quarantine rows, and
+ * the same rows met again by a later cycle (the hot window's rows, pulled
+ * again by each cycle) have the same digests: a cycle pulls a row once.
  */
 static char *
 row_digest(const char *line, int len)
@@ -850,6 +873,8 @@ row_digest(const char *line, int len)
 	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 	char	   *out = palloc(PG_SHA256_DIGEST_LENGTH * 2 + 1);
+	DigestCount *count;
+	bool		found;
 
 	if (pg_cryptohash_init(ctx) < 0)
 		elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
@@ -861,13 +886,42 @@ row_digest(const char *line, int len)
 			continue;
 		v = line_field(line, len, i);
 		/* a NULL apart from any value: a tag, then the value and its NUL */
-		if (pg_cryptohash_update(ctx, (const uint8 *) (v ? "v" : "n"), 1) < 0 ||
-			(v && pg_cryptohash_update(ctx, (const uint8 *) v, strlen(v) + 1) < 0))
-			elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
+		digest_update(ctx, v ? "v" : "n", 1);
+		if (v)
+			digest_update(ctx, v, strlen(v) + 1);
 	}
 	if (pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
 		elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
 	pg_cryptohash_free(ctx);
+
+	/* the how-manieth row of these values in this cycle */
+	if (feed->result->null_key_rows == NULL)
+	{
+		HASHCTL		info;
+
+		info.keysize = PG_SHA256_DIGEST_LENGTH;
+		info.entrysize = sizeof(DigestCount);
+		info.hcxt = TopTransactionContext;
+		feed->result->null_key_rows = hash_create("treble_sync rows without a key", 64, &info,
+												  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	count = hash_search(feed->result->null_key_rows, digest, HASH_ENTER, &found);
+	count->seen = found ? count->seen + 1 : 1;
+	Assert(count->seen >= 1);
+	if (count->seen > 1)
+	{
+		char		nth[MAXINT8LEN + 2];
+
+		snprintf(nth, sizeof(nth), "#" INT64_FORMAT, count->seen);
+		ctx = pg_cryptohash_create(PG_SHA256);
+		if (pg_cryptohash_init(ctx) < 0)
+			elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
+		digest_update(ctx, count->digest, PG_SHA256_DIGEST_LENGTH);
+		digest_update(ctx, nth, strlen(nth));
+		if (pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+			elog(ERROR, "could not compute a SHA-256 hash: %s", pg_cryptohash_error(ctx));
+		pg_cryptohash_free(ctx);
+	}
 	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
 	{
 		out[2 * i] = hex[digest[i] >> 4];
@@ -881,9 +935,9 @@ row_digest(const char *line, int len)
  * A row the staging table cannot take: with on_bad_row 'quarantine' it is
  * kept in treble_sync.quarantine (key, column, raw value, reason, cursor; a
  * masked value is not kept), with 'skip' only counted.  A row without a key
- * (null_key) is kept with a digest of its values instead.  A row an earlier
- * run already quarantined is counted as rows_bad_known as well: it does not
- * count against max_bad_row_ratio again.
+ * (null_key) is kept with a digest of its values instead (row_digest()).
+ * A row an earlier run already quarantined is counted as rows_bad_known as
+ * well: it does not count against max_bad_row_ratio again.
  */
 static void
 bad_row(const char *line, const char *column, const char *reason, bool null_key)

@@ -204,6 +204,9 @@ typedef struct CycleResult
 								 * of the rows set aside, in
 								 * TopTransactionContext: the warehouse still
 								 * has them, the window refresh keeps them */
+	struct HTAB *null_key_rows; /* how many rows without a key of each
+								 * digest the cycle met, in
+								 * TopTransactionContext (stage.c) */
 	int64		rows_null_cursor;	/* warehouse rows with a NULL cursor */
 	char	   *warnings;		/* NULL cursors, failed 'warn' checks; or NULL */
 	int64		run_id;			/* the run these figures belong to */

@@ -294,8 +294,9 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	char	   *cut_text;
 	bool		with_checksum;
 	List	   *bad_days = NIL;
-	List	   *remote;
-	List	   *local;
+	List	   *remote = NIL;
+	List	   *local = NIL;
+	bool		have_cut;
 	List	   *all = NIL;
 	List	   *different = NIL;	/* the days that differ, for the advisor */
 	ListCell   *lc;
@@ -350,11 +351,16 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 	/* the answers are a row per day: no server-side cursor, so plans may be parallel */
 	conn = OdbcConnect(server, mapping, cfg->login_timeout, cfg->query_timeout, false);
 	with_checksum = OdbcDriverIs(conn, DRIVER_PSQLODBC) && treble_sync_verify_checksum;
-	if (!CycleFreezeCut(cfg, conn, &cut))
-		ereport(ERROR,
-				(errcode(ERRCODE_NO_DATA_FOUND),
-				 errmsg("warehouse table \"%s\" has no rows to verify against", cfg->remote_table)));
-	cut_text = CursorFormat(cfg, cut);
+
+	/*
+	 * A warehouse table with no row a cut may take (its rows all gone) is
+	 * compared at the copy's own cut, the watermark (CycleCutOfCopy()): the
+	 * copy's rows are then days that differ, which repair empties.  With
+	 * neither a cut nor a row in the copy there is nothing to compare.
+	 */
+	have_cut = CycleFreezeCut(cfg, conn, &cut) || CycleCutOfCopy(cfg, &cut);
+	cut_text = have_cut ? CursorFormat(cfg, cut) : NULL;
+	if (have_cut)
 	{
 		/*
 		 * a primary key on the key: the warehouse has one row per key.
@@ -375,7 +381,8 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 										 &bad_days);
 	}
 	OdbcDisconnect(conn);
-	local = local_days(cfg, daycol, cut_text, have_since, since, with_checksum);
+	if (have_cut)
+		local = local_days(cfg, daycol, cut_text, have_since, since, with_checksum);
 	AtEOXact_GUC(false, nestlevel);	/* nothing set inside may outlive verify */
 	SecurityRestore(&as_owner);
 
@@ -427,6 +434,8 @@ treble_sync_verify(PG_FUNCTION_ARGS)
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	if (!have_cut)
+		return (Datum) 0;		/* nothing compared: no summary to keep */
 	CatalogRecordVerification(cfg->name, cut_text, list_length(all), mismatched, with_checksum);
 	if (AdvisorCovers(cfg))
 		AdvisorRecordVerify(cfg, cut, CycleWindowBound(cfg, cut), different);

@@ -31,6 +31,12 @@
 #               reader logs in with a password of its own, with ' and ")
 #   modes       append with an integer cursor (bound as SQL_BIGINT), and a
 #               snapshot without any cursor, in which removals anywhere go
+#   emptied     a warehouse table whose rows are all gone: verify reports
+#               every day of the copy as differing, the cycle refreshes the
+#               hot window at the watermark (under the mass-delete guard),
+#               repair empties the day it is given, a snapshot's cycle and
+#               resync the copy (under the guard too); a table never loaded
+#               stays empty, and verify of it compares nothing
 #   identifiers a table and columns whose names need quoting (a space, a
 #               reserved word, both quote characters), each quoted with the
 #               driver's own quote character
@@ -370,6 +376,7 @@ SQL
 
     odd_identifiers
     other_modes
+    emptied_table
     [[ $W == sqlite ]] && timestamps_not_text
     [[ $W == mariadb ]] && values_at_their_limits
     [[ $W == mariadb ]] && zero_dates
@@ -587,6 +594,88 @@ SQL
         "$(q -F ' ' -c "SELECT status, rows_updated, rows_deleted FROM treble_sync.sync_table('plans')")"
     check "$W: and equals the warehouse" "2 pro 12.5|3 team 29" \
         "$(q -c "SELECT string_agg(plan_id || ' ' || name || ' ' || price::numeric::float8, '|' ORDER BY plan_id) FROM plans")"
+}
+
+# A warehouse table whose rows are all gone (no cursor, so no cut): the
+# copy no longer equals it, and verify says so day by day instead of
+# failing; the cycle refreshes the hot window at the watermark, under the
+# mass-delete guard, by keys and by rows; repair empties the day it is
+# given; a table registered on the empty table and never loaded stays
+# empty, and verify of it returns no day.
+emptied_table() {
+    local t create
+    case $W in
+        postgresql) create="CREATE TABLE gone_rows (id bigint NOT NULL, note text, event_day timestamp(6), synced_at timestamp(6) NOT NULL);" ;;
+        mariadb) create="CREATE TABLE gone_rows (id BIGINT NOT NULL, note VARCHAR(20), event_day DATETIME(6), synced_at DATETIME(6) NOT NULL);" ;;
+        sqlite) create="CREATE TABLE gone_rows (id INTEGER NOT NULL, note VARCHAR(20), event_day TIMESTAMP, synced_at TIMESTAMP NOT NULL);" ;;
+        clickhouse) create="CREATE TABLE gone_rows (id Int64, note Nullable(String), event_day Nullable(DateTime64(6)), synced_at DateTime64(6)) ENGINE = MergeTree ORDER BY id;" ;;
+    esac
+    wh <<SQL
+DROP TABLE IF EXISTS gone_rows;
+$create
+INSERT INTO gone_rows VALUES (1, 'today', '2026-11-29 08:00:00', '2026-11-29 10:00:00');
+INSERT INTO gone_rows VALUES (2, 'yesterday', '2026-11-28 08:00:00', '2026-11-29 10:00:01');
+INSERT INTO gone_rows VALUES (3, 'old', '2026-10-01 08:00:00', '2026-11-29 10:00:02');
+SQL
+    for t in keys rows; do
+        q -c "SET client_min_messages = warning" \
+          -c "SELECT name FROM treble_sync.add_table('gone_rows', 'w', key_columns => '{id}',
+                event_column => 'event_day', hot_window => '3 days', hot_window_check => '$t',
+                local_table => 'gone_$t', name => 'gone_$t')" >/dev/null
+        check "$W: emptied ($t): the first sync" "success 3 0 0" "$(sync "gone_$t" | cut -d' ' -f1-4)"
+    done
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('gone_rows', 'w', key_columns => '{id}',
+            mode => 'snapshot', local_table => 'gone_snap', name => 'gone_snap')" >/dev/null
+    check "$W: emptied (snapshot): the first sync" "success 3 0 0" "$(sync gone_snap | cut -d' ' -f1-4)"
+    wh <<<"DELETE FROM gone_rows WHERE id > 0;"
+    check "$W: verify of an emptied warehouse table reports every day of the copy" \
+        "2026-10-01 0 1 f|2026-11-28 0 1 f|2026-11-29 0 1 f" \
+        "$(q -F ' ' -c "SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('gone_keys')" 2>&1 | paste -sd '|')"
+    check "$W: emptied: the mass-delete guard refuses to empty the hot window" \
+        "failed|refusing to delete 2 of the 2 rows of the hot window of \"gone_keys\"|3" \
+        "$(q -c "SELECT status || '|' || coalesce(split_part(error, E'\n', 1), '') FROM treble_sync.sync_table('gone_keys')" \
+             -c "SELECT count(*) FROM gone_keys" 2>&1 | paste -sd '|')"
+    for t in keys rows; do
+        q -c "SELECT max_delete_ratio FROM treble_sync.alter_table('gone_$t', max_delete_ratio => 1)" >/dev/null
+        check "$W: emptied ($t): the cycle removes the hot window's rows, the watermark stays" \
+            "success 0 0 2|2026-11-29 10:00:02|2026-11-29 10:00:02|3" \
+            "$(q -c "SELECT status || ' ' || rows_inserted || ' ' || rows_updated || ' ' || rows_deleted,
+                            watermark_to, cut FROM treble_sync.sync_table('gone_$t')" \
+                 -c "SELECT string_agg(id::text, ',') FROM gone_$t" | paste -sd '|')"
+    done
+    check "$W: emptied: a rerun changes nothing" "empty 0 0 0" "$(sync gone_keys | cut -d' ' -f1-4)"
+    check "$W: emptied (snapshot): the mass-delete guard refuses to empty the copy" \
+        "failed|refusing to delete 3 of the 3 rows of the copy of \"gone_snap\"|3" \
+        "$(q -c "SELECT status || '|' || coalesce(split_part(error, E'\n', 1), '') FROM treble_sync.sync_table('gone_snap')" \
+             -c "SELECT count(*) FROM gone_snap" 2>&1 | paste -sd '|')"
+    q -c "SELECT max_delete_ratio FROM treble_sync.alter_table('gone_snap', max_delete_ratio => 1)" >/dev/null
+    check "$W: emptied (snapshot): resync makes the copy empty, the watermark stays" \
+        "success 0 0 3|2026-11-29 10:00:02|0" \
+        "$(q -c "SELECT status || ' ' || rows_inserted || ' ' || rows_updated || ' ' || rows_deleted,
+                        watermark_to FROM treble_sync.resync('gone_snap')" \
+             -c "SELECT count(*) FROM gone_snap" 2>&1 | paste -sd '|')"
+    check "$W: emptied: verify reports the old day the cycles keep" "2026-10-01 0 1 f" \
+        "$(q -F ' ' -c "SELECT day, warehouse_rows, local_rows, match FROM treble_sync.verify('gone_keys')" 2>&1 | paste -sd '|')"
+    q -c "SELECT count(*) FROM treble_sync.verify('gone_keys', repair => true)" >/dev/null
+    check "$W: emptied: verify's repair empties that day, and then no day differs" "0|0" \
+        "$(q -c "SELECT count(*) FROM treble_sync.verify('gone_keys')" -c "SELECT count(*) FROM gone_keys" 2>&1 | paste -sd '|')"
+    check "$W: emptied: repair of a day makes it empty, the watermark stays" "success 1 2026-11-29 10:00:02|0" \
+        "$(q -c "SELECT status || ' ' || rows_deleted || ' ' || watermark_to FROM treble_sync.repair('gone_rows', '2026-10-01')" \
+             -c "SELECT count(*) FROM gone_rows" 2>&1 | paste -sd '|')"
+    q -c "SET client_min_messages = warning" \
+      -c "SELECT name FROM treble_sync.add_table('gone_rows', 'w', key_columns => '{id}',
+            event_column => 'event_day', hot_window => '3 days', local_table => 'gone_never',
+            name => 'gone_never')" >/dev/null
+    check "$W: emptied: a table never loaded stays empty, without a watermark" "empty 0 0 0|none|0" \
+        "$(q -c "SELECT status || ' ' || rows_inserted || ' ' || rows_updated || ' ' || rows_deleted FROM treble_sync.sync_table('gone_never')" \
+             -c "SELECT coalesce(watermark, 'none') FROM treble_sync.tables WHERE name = 'gone_never'" \
+             -c "SELECT count(*) FROM gone_never" 2>&1 | paste -sd '|')"
+    check "$W: emptied: verify of it compares nothing" "0" \
+        "$(q -c "SELECT count(*) FROM treble_sync.verify('gone_never')" 2>&1)"
+    wh <<<"INSERT INTO gone_rows VALUES (4, 'back', '2026-11-29 09:00:00', '2026-11-29 11:00:00');"
+    check "$W: emptied: rows that come back land" "success 1 0 0|success 1 0 0" \
+        "$({ sync gone_keys; sync gone_never; } | cut -d' ' -f1-4 | paste -sd '|')"
 }
 
 # MariaDB is read in blocks, its slots sized from the declared sizes: a
