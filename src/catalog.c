@@ -1598,11 +1598,14 @@ quarantine_row(const char *table_name, int64 run_id, const char *key, const char
 	if (SPI_processed == 1)
 		LockWaitQuarantineLock(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
 														   SPI_tuptable->tupdesc, 1, &isnull)));
-	catalog_exec("UPDATE treble_sync.quarantine q SET last_run_id = $2,"
-				 " last_seen_at = pg_catalog.clock_timestamp(),"
-				 " times_seen = q.times_seen OPERATOR(pg_catalog.+) 1,"
-				 " cursor_value = $7, resolved_run_id = NULL, failed_run = $9"
-				 " FROM (SELECT quarantine_id, run_id AS first_run_id, failed_run AS was_failed"
+	/*
+	 * The row to update is chosen once (MATERIALIZED): as the inner side of
+	 * a join rescanned per row, the locking subquery would pass over the
+	 * row this statement just updated and take the next of the same
+	 * identity, if there is one.
+	 */
+	catalog_exec("WITH m AS MATERIALIZED"
+				 " (SELECT quarantine_id, run_id AS first_run_id, failed_run AS was_failed"
 				 "  FROM treble_sync.quarantine"
 				 "  WHERE table_name OPERATOR(pg_catalog.=) $1"
 				 "  AND owner OPERATOR(pg_catalog.=) (SELECT t.owner FROM treble_sync.tables t"
@@ -1612,8 +1615,12 @@ quarantine_row(const char *table_name, int64 run_id, const char *key, const char
 				 "  AND (column_name OPERATOR(pg_catalog.=) $4 OR (column_name IS NULL AND $4 IS NULL))"
 				 "  AND (raw_value OPERATOR(pg_catalog.=) $5 OR (raw_value IS NULL AND $5 IS NULL))"
 				 "  AND reason OPERATOR(pg_catalog.=) $6"
-				 "  ORDER BY quarantine_id LIMIT 1 FOR UPDATE) m"
-				 " WHERE q.quarantine_id OPERATOR(pg_catalog.=) m.quarantine_id"
+				 "  ORDER BY quarantine_id LIMIT 1 FOR UPDATE)"
+				 " UPDATE treble_sync.quarantine q SET last_run_id = $2,"
+				 " last_seen_at = pg_catalog.clock_timestamp(),"
+				 " times_seen = q.times_seen OPERATOR(pg_catalog.+) 1,"
+				 " cursor_value = $7, resolved_run_id = NULL, failed_run = $9"
+				 " FROM m WHERE q.quarantine_id OPERATOR(pg_catalog.=) m.quarantine_id"
 				 " RETURNING m.first_run_id OPERATOR(pg_catalog.<>) $2 AND NOT m.was_failed,"
 				 " q.quarantine_id",
 				 9, types, values, nulls, SPI_OK_UPDATE_RETURNING);
