@@ -3,16 +3,17 @@
 # defines PSQL, TS_WH_PORT, REPEAT, say, section, fail, now_us, secs,
 # median, commas and wh_sql (the warehouse, database wh).
 #
-# For each N of --tables (default 200,1000), in a fresh destination
-# database "many" (treble_sync, server wh as in bench/dest.sql):
+# For each N of --tables (default 200,1000), REPEAT rounds (default 3),
+# each in a fresh destination database "many" (treble_sync, server wh as
+# in bench/dest.sql):
 #   - N warehouse tables many_1..many_N of 100 rows each (made once, for
 #     the largest N), registered with add_table (not timed);
 #   - the first sync_all() (every table loads its 100 rows);
-#   - an unchanged sync_all(), REPEAT times;
-#   - an unchanged sync_table() of one of them, REPEAT times: the client's
-#     time and the run's own duration (finished_at - started_at, the
-#     server's time);
-# each with the time per table. Appends a section to results.md.
+#   - an unchanged sync_all();
+#   - an unchanged sync_table() of one of them: the client's time and the
+#     run's own duration (finished_at - started_at, the server's time);
+# each with the time per table. Every figure of the summary is the median
+# of its REPEAT rounds. Appends a section to results.md.
 
 # SQL on the many-tables database.
 many_sql() { "${PSQL[@]}" -d many "$@"; }
@@ -99,29 +100,31 @@ many_tables_bench() {
     say "warehouse: $max tables of 100 rows built in $(secs $(($(now_us) - t0))) s"
 
     for n in "${ns[@]}"; do
-        local first_us first_srv all_us=() all_srv=() one_us=() one_srv=()
-        t0=$(now_us)
-        many_tables_register "$n"
-        say "" "N = $n: registered in $(secs $(($(now_us) - t0))) s"
-
-        many_sync_all "$n" success
-        first_us=$MANY_US first_srv=$MANY_SERVER_US
-        say "  first sync_all      $(secs "$first_us") s, $(per_table "$first_us" "$n") ms per table (run median $((first_srv / 1000)) ms)"
+        local first_us=() first_srv=() all_us=() all_srv=() one_us=() one_srv=() loads=()
+        say "" "N = $n"
+        # each round from a fresh registration, so that every round has a
+        # first sync_all() of its own
         for ((r = 1; r <= REPEAT; r++)); do
+            t0=$(now_us)
+            many_tables_register "$n"
+            loads+=("$(cut -d' ' -f1 /proc/loadavg)")
+            say "  round $r (load average ${loads[-1]}): registered in $(secs $(($(now_us) - t0))) s"
+
+            many_sync_all "$n" success
+            first_us+=("$MANY_US") first_srv+=("$MANY_SERVER_US")
+            say "    first sync_all       $(secs "$MANY_US") s, $(per_table "$MANY_US" "$n") ms per table (run median $((MANY_SERVER_US / 1000)) ms)"
             many_sync_all "$n" empty
             all_us+=("$MANY_US") all_srv+=("$MANY_SERVER_US")
-            say "  unchanged sync_all  $(secs "$MANY_US") s, $(per_table "$MANY_US" "$n") ms per table (run median $((MANY_SERVER_US / 1000)) ms)"
-        done
-        for ((r = 1; r <= REPEAT; r++)); do
+            say "    unchanged sync_all   $(secs "$MANY_US") s, $(per_table "$MANY_US" "$n") ms per table (run median $((MANY_SERVER_US / 1000)) ms)"
             t0=$(now_us)
             row=$(many_val "SELECT status, (1e6 * extract(epoch FROM finished_at - started_at))::bigint
                             FROM treble_sync.sync_table('many_1')")
             one_us+=($(($(now_us) - t0)))
             one_srv+=("${row##*|}")
             [[ ${row%%|*} == empty ]] || fail "many tables, N=$n: an unchanged sync_table gave ${row%%|*}"
-            say "  unchanged sync_table $((one_us[-1] / 1000)) ms from the client, $((one_srv[-1] / 1000)) ms in the run row"
+            say "    unchanged sync_table $((one_us[-1] / 1000)) ms from the client, $((one_srv[-1] / 1000)) ms in the run row"
         done
-        out+=("| $(commas "$n") | $(secs "$first_us") ($(per_table "$first_us" "$n") ms) | $(secs "$(median "${all_us[@]}")") ($(per_table "$(median "${all_us[@]}")" "$n") ms) | $(($(median "${all_srv[@]}") / 1000)) | $(($(median "${one_us[@]}") / 1000)) | $(($(median "${one_srv[@]}") / 1000)) |")
+        out+=("| $(commas "$n") | $(secs "$(median "${first_us[@]}")") ($(per_table "$(median "${first_us[@]}")" "$n") ms) | $(($(median "${first_srv[@]}") / 1000)) | $(secs "$(median "${all_us[@]}")") ($(per_table "$(median "${all_us[@]}")" "$n") ms) | $(($(median "${all_srv[@]}") / 1000)) | $(($(median "${one_us[@]}") / 1000)) | $(($(median "${one_srv[@]}") / 1000)) | ${loads[*]} |")
     done
     "${PSQL[@]}" -d postgres -c "DROP DATABASE IF EXISTS many WITH (FORCE)" >/dev/null
 
@@ -130,11 +133,12 @@ many_tables_bench() {
         echo "## Many tables, nothing changed"
         echo
         echo "N tables of 100 rows (PostgreSQL warehouse), treble_sync.max_parallel $(dest_val "LOAD 'treble_sync'; SHOW treble_sync.max_parallel");"
-        echo "medians of $REPEAT; in parentheses the wall time per table. Targets: an unchanged table's cycle <= 30 ms"
-        echo "in its run row; sync_all() of 1,000 unchanged tables <= 15 s."
+        echo "medians of $REPEAT rounds, each from a fresh registration; in parentheses the wall time per table; the load"
+        echo "average (1 minute) at the start of each round. Targets: an unchanged table's cycle <= 30 ms in its run row;"
+        echo "sync_all() of 1,000 unchanged tables <= 15 s."
         echo
-        echo "| tables | first sync_all s | unchanged sync_all s | its runs' median ms | unchanged sync_table ms, client | its run ms |"
-        echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+        echo "| tables | first sync_all s | its runs' median ms | unchanged sync_all s | its runs' median ms | unchanged sync_table ms, client | its run ms | load by round |"
+        echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
         printf '%s\n' "${out[@]}"
     } >>"$RESULTS"
 }

@@ -118,6 +118,20 @@ SELECT * FROM w_one ORDER BY k;
 DELETE FROM w_one WHERE k IS NULL;
 SELECT * FROM cycle('w_one');
 SELECT * FROM w_one ORDER BY k;
+
+-- a removal alone: the cut stays the watermark, so the delta's statement
+-- is not sent (it could return no row) and nothing is staged, but the
+-- window's keys still show the key gone, and the cycle deletes it
+SELECT $$
+DELETE FROM one_key_sends WHERE k = 'y';
+$$ \g (format=unaligned tuples_only=on) |sqlite3 -bail -batch "$TS_REGRESS_WH"
+SELECT * FROM cycle('w_one');
+SELECT * FROM w_one ORDER BY k;
+-- with a cursor_overlap the delta starts behind the watermark: an
+-- unchanged cycle pulls the overlap's rows again, and changes nothing
+SELECT name, cursor_overlap FROM treble_sync.alter_table('w_one', cursor_overlap => '3 hours');
+SELECT * FROM cycle('w_one');
+SELECT * FROM w_one ORDER BY k;
 SELECT treble_sync.remove_table('w_one', drop_local => true);
 
 SELECT treble_sync.remove_table('w_keys', drop_local => true);

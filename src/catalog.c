@@ -696,7 +696,12 @@ CatalogInsertRun(TableConfig *cfg, const char *status, Oid runner)
  * if it was 'running' when the statement began and still is after its
  * worker was seen gone, so no live cycle's row is closed.  Called by every
  * cycle first: the first cycle of any table on a new primary closes them
- * all.  Returns how many it closed.
+ * all.  Returns how many it closed.  The worker is looked up by its pid
+ * through pg_stat_get_activity(pid), the function under the
+ * pg_stat_activity view: the same rows for that pid, without planning the
+ * view's joins, which a worker's first statement would pay for every
+ * cycle.  (A NULL pid would make the function return every backend: the
+ * pid is compared as well, as the view was filtered.)
  */
 int
 CatalogFailStaleRuns(TableConfig *cfg)
@@ -709,7 +714,7 @@ CatalogFailStaleRuns(TableConfig *cfg)
 							  " error = 'interrupted: the process running this cycle ended before it finished (server crash, shutdown or failover); nothing of it was applied'"
 							  " WHERE r.status OPERATOR(pg_catalog.=) 'running'"
 							  " AND (r.table_name OPERATOR(pg_catalog.=) $1"
-							  "  OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a"
+							  "  OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_get_activity(r.worker_pid) a"
 							  "   WHERE a.pid OPERATOR(pg_catalog.=) r.worker_pid"
 							  "   AND a.backend_type OPERATOR(pg_catalog.=) 'treble_sync worker'))",
 							  1, types, values, NULL, SPI_OK_UPDATE);

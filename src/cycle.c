@@ -1043,9 +1043,10 @@ collect_gone_keys(SPITupleTable *rows, uint64 nrows, MemoryContext cxt)
  *	  outside it may remain, and then replaces the copy's row (the refresh
  *	  deletes the key only if nothing comes back).
  * More than WINDOW_REPULL_MAX_KEYS of them: the window's rows are pulled
- * whole instead.
+ * whole instead.  Returns whether it indexed the staging table, which it
+ * does unless the delta staged nothing.
  */
-static void
+static bool
 pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, PullSpec *spec,
 						Timestamp bound, Timestamp bound_hi,
 						Datum *gone, CycleResult *result)
@@ -1058,11 +1059,17 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	bool		quarantined;
 	char	   *sql;
 	uint64		nkeys;
+	bool		indexed = target->staged_rows > 0;
 
-	/* comparing is merging work, as the indexing of the staged rows is */
+	/*
+	 * Comparing is merging work, as the indexing of the staged rows is.  An
+	 * empty delta (an unchanged table) leaves nothing to index: the
+	 * comparison reads no staged row.
+	 */
 	ProgressPhase(PROGRESS_PHASE_MERGING);
 	SPI_connect();
-	index_stage(cfg);
+	if (indexed)
+		index_stage(cfg);
 	/*
 	 * One pass over each side: the window's keys with their newest cursor
 	 * and the copy's window rows (by its event index), neither holding a
@@ -1117,6 +1124,21 @@ pull_window_differences(TableConfig *cfg, OdbcConn *conn, StageTarget *target, P
 	}
 	SPI_finish();
 	CommandCounterIncrement();	/* the rows just copied are to be read */
+	return indexed;
+}
+
+/*
+ * Whether a delta (T_prev < cursor <= T) may hold a row: not when the cut
+ * is at or behind where it starts, as in a cycle of a table where nothing
+ * changed since the last one (the cut is the watermark, and no
+ * cursor_overlap reaches behind it).  Its remote statement, which could
+ * only return no row, is then not sent.
+ */
+static bool
+delta_may_have_rows(PullSpec *delta)
+{
+	Assert(delta->have_cut && !delta->have_window);
+	return !delta->have_prev || delta->cut > delta->prev;
 }
 
 /*
@@ -1137,6 +1159,7 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 	int64		delta_rows = 0; /* by_keys: rows staged before the re-pull */
 	Timestamp	bound = spec->have_window ? spec->bound : DT_NOEND;
 	Timestamp	bound_hi = (spec->have_window && spec->bound_hi != 0) ? spec->bound_hi : DT_NOEND;
+	bool		indexed = false;	/* by_keys: the staged rows have their index */
 
 	memset(&target, 0, sizeof(target));
 	if (by_keys)
@@ -1146,9 +1169,11 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 		pull_window_keys(cfg, conn, spec);
 		target.stage_relid = StageCreate(cfg);
 		delta.have_window = false;	/* T_prev < cursor <= T */
-		pull_rows(cfg, conn, &target, &delta, result);
+		if (delta_may_have_rows(&delta))
+			pull_rows(cfg, conn, &target, &delta, result);
 		delta_rows = result->rows_pulled;
-		pull_window_differences(cfg, conn, &target, spec, bound, bound_hi, &gone, result);
+		indexed = pull_window_differences(cfg, conn, &target, spec, bound, bound_hi, &gone,
+										  result);
 	}
 	else
 	{
@@ -1175,31 +1200,40 @@ pull_and_apply(TableConfig *cfg, OdbcConn *conn, PullSpec *spec, ApplyKind kind,
 		SPI_finish();
 		return;
 	}
-	if (!by_keys)
-		index_stage(cfg);
-	else if (result->rows_pulled - delta_rows > delta_rows / 10)
+	/*
+	 * Step 3.  By keys, nothing staged (an unchanged table: no delta, no
+	 * window key that differs) leaves no key to merge, nothing to upsert and
+	 * no quarantined key that a staged row resolves; the window's refresh
+	 * still deletes the keys gone from it.
+	 */
+	if (!by_keys || target.staged_rows > 0)
 	{
-		/* pull_window_differences() indexed it; its rows grew much since */
-		run_sql(LOCAL_ANALYZE_STAGE, 0, NULL, NULL, SPI_OK_UTILITY);
-		ProgressResume();		/* ANALYZE reported its own progress */
+		if (!by_keys || !indexed)
+			index_stage(cfg);	/* by keys: only the re-pull by key staged rows */
+		else if (result->rows_pulled - delta_rows > delta_rows / 10)
+		{
+			/* pull_window_differences() indexed it; its rows grew much since */
+			run_sql(LOCAL_ANALYZE_STAGE, 0, NULL, NULL, SPI_OK_UTILITY);
+			ProgressResume();	/* ANALYZE reported its own progress */
+		}
+		dedup_stage(cfg);
+		switch (kind)
+		{
+			case APPLY_CYCLE:
+				upsert_stage(cfg, UPSERT_VERSIONED, bound, bound_hi, result);
+				break;
+			case APPLY_CONCURRENT:
+				upsert_stage_concurrent(cfg, result);
+				break;
+			case APPLY_APPEND:
+				upsert_stage(cfg, UPSERT_INSERT_ONLY, bound, bound_hi, result);
+				break;
+			case APPLY_FULL:
+				upsert_stage(cfg, UPSERT_LATEST, bound, bound_hi, result);
+				break;
+		}
+		StageResolveQuarantine(cfg, result->run_id);
 	}
-	dedup_stage(cfg);
-	switch (kind)				/* step 3 */
-	{
-		case APPLY_CYCLE:
-			upsert_stage(cfg, UPSERT_VERSIONED, bound, bound_hi, result);
-			break;
-		case APPLY_CONCURRENT:
-			upsert_stage_concurrent(cfg, result);
-			break;
-		case APPLY_APPEND:
-			upsert_stage(cfg, UPSERT_INSERT_ONLY, bound, bound_hi, result);
-			break;
-		case APPLY_FULL:
-			upsert_stage(cfg, UPSERT_LATEST, bound, bound_hi, result);
-			break;
-	}
-	StageResolveQuarantine(cfg, result->run_id);
 	if (kind == APPLY_FULL)
 	{
 		ProgressPhase(PROGRESS_PHASE_WINDOW);
@@ -1657,6 +1691,8 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 	bool		by_keys;
 	bool		measured;
 	char	   *sql;
+	const char *merge = "merge";
+	const char *upsert = "upsert";
 
 	memset(&spec, 0, sizeof(spec));
 	spec.have_cut = cfg->cursor_kind != CURSOR_NONE;
@@ -1685,9 +1721,12 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 		out = explain_pull(out, &kcfg, conn, &kspec, "window keys");
 		out = explain_add(out, "local", "window keys", LOCAL_ANALYZE_WINDOW_KEYS);
 		delta.have_window = false;
-		out = explain_pull(out, cfg, conn, &delta, "pull");
-		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
-		out = explain_add(out, "local", "merge", LOCAL_ANALYZE_STAGE);
+		/* as pull_and_apply(): what an empty delta leaves out */
+		merge = "merge (if rows were pulled)";
+		upsert = "upsert (if rows were pulled)";
+		out = explain_pull(out, cfg, conn, &delta, "pull (unless the cut is the watermark)");
+		out = explain_add(out, "local", merge, LocalStageIndexSql(cfg));
+		out = explain_add(out, "local", merge, LOCAL_ANALYZE_STAGE);
 		out = explain_add(out, "local", "window differences",
 						  LocalWindowDifferencesSql(cfg, cfg->on_bad_row == BAD_ROW_QUARANTINE));
 		out = explain_add(out, "remote", "pull by keys (if keys differ)", DeparseKeyPull(cfg, conn, 1));
@@ -1713,9 +1752,9 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 		out = explain_add(out, "local", "merge", LocalStageIndexSql(cfg));
 		out = explain_add(out, "local", "merge", LOCAL_ANALYZE_STAGE);
 	}
-	out = explain_add(out, "local", "merge", LocalStageRepeatedKeySql(cfg));
+	out = explain_add(out, "local", merge, LocalStageRepeatedKeySql(cfg));
 	out = explain_add(out, "local", "merge (if a key came twice)", LocalStageDedupSql(cfg));
-	out = explain_add(out, "local", "upsert", LocalCopyIsEmptySql(cfg));
+	out = explain_add(out, "local", upsert, LocalCopyIsEmptySql(cfg));
 	if (cfg->mode != SYNC_APPEND && LocalSetList(cfg, "s")[0] != '\0')
 	{
 		sql = LocalUpsertUpdateSql(cfg, full ? LOCAL_UPDATE_ALWAYS : LOCAL_UPDATE_VERSIONED);
@@ -1724,7 +1763,7 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 									  psprintf("s.%s", quote_identifier(cfg->event_column)), 1);
 		out = explain_add(out, "local", "upsert (unless the copy is empty)", sql);
 	}
-	out = explain_add(out, "local", "upsert", LocalUpsertInsertSql(cfg, LOCAL_INSERT_NEW_KEYS));
+	out = explain_add(out, "local", upsert, LocalUpsertInsertSql(cfg, LOCAL_INSERT_NEW_KEYS));
 	if (full)
 		out = explain_add(out, "local", "refresh", LocalRefreshAllSql(cfg));
 	else if (spec.have_window)
@@ -1742,7 +1781,7 @@ CycleExplain(TableConfig *cfg, OdbcConn *conn)
 		out = explain_add(out, "local", "refresh", LOCAL_DROP_WINDOW_KEYS);
 checks:
 	out = explain_add(out, "local", "checks", LocalChecksReferencedSql());
-	out = explain_add(out, "local", "checks", LocalChecksRunSql());
+	out = explain_add(out, "local", "checks (if the table has any)", LocalChecksRunSql());
 	out = explain_add(out, "local", "analyze (if the cycle changed much of the copy)",
 					  LocalAnalyzeSql(cfg));
 	return out;

@@ -966,17 +966,17 @@ LocalVerifyKeyDifferencesSql(TableConfig *cfg, const char *daycol, bool have_sin
 }
 
 /*
- * The quality checks' statements (checks.c): the tables that 'references'
- * checks of table $1 read, and every check of table $1 run on the cycle's
- * result (watermark $2, rows changed $3), summed up.
+ * The quality checks' statements (checks.c): every check of table $1, as
+ * the table a 'references' check reads (NULL for a check of another kind),
+ * and every check of table $1 run on the cycle's result (watermark $2,
+ * rows changed $3), summed up.
  */
 const char *
 LocalChecksReferencedSql(void)
 {
-	return "SELECT c.ref_table::pg_catalog.oid FROM treble_sync.checks c"
-		" WHERE c.table_id OPERATOR(pg_catalog.=) $1"
-		" AND c.kind OPERATOR(pg_catalog.=) 'references'"
-		" AND c.ref_table IS NOT NULL ORDER BY c.check_id";
+	return "SELECT CASE WHEN c.kind OPERATOR(pg_catalog.=) 'references'"
+		" THEN c.ref_table::pg_catalog.oid END FROM treble_sync.checks c"
+		" WHERE c.table_id OPERATOR(pg_catalog.=) $1 ORDER BY c.check_id";
 }
 
 const char *
