@@ -1159,7 +1159,8 @@ CatalogChunkFailed(int32 table_id, int chunk, const char *error, bool reopen)
 
 	catalog_write("UPDATE treble_sync.load_chunks SET error = $3,"
 				  " run_id = CASE WHEN $4 THEN NULL ELSE run_id END"
-				  " WHERE table_id OPERATOR(pg_catalog.=) $1 AND chunk OPERATOR(pg_catalog.=) $2",
+				  " WHERE table_id OPERATOR(pg_catalog.=) $1 AND chunk OPERATOR(pg_catalog.=) $2"
+				  " AND NOT done",
 				  4, types, values, NULL, SPI_OK_UPDATE);
 }
 
@@ -1491,7 +1492,6 @@ CatalogQuarantine(TableConfig *cfg, int64 run_id, const QuarantineRow *rows, int
 	 * cycle's worker turns them off): a nested loop costs the batch's rows
 	 * times the quarantine's.
 	 */
-	LockWaitQuarantineLock(cfg->table_id);	/* helpers keep rows at once */
 	saved = CatalogBecomeOwner();
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("enable_hashjoin", "on", PGC_USERSET, PGC_S_SESSION,
@@ -1597,7 +1597,11 @@ quarantine_row(const char *table_name, int64 run_id, const char *key, const char
 	values[8] = BoolGetDatum(failed_run);
 
 	SPI_connect();
-	/* a chunked load's helpers keep rows at once (CatalogQuarantine) */
+	/*
+	 * Two workers of one chunked load keeping a row that failed them at the
+	 * same moment: the second waits for the first's commit (a transaction
+	 * of its own, this statement and the next) and updates its row.
+	 */
 	catalog_exec("SELECT table_id FROM treble_sync.tables WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, types, values, nulls, SPI_OK_SELECT);
 	if (SPI_processed == 1)

@@ -1599,20 +1599,26 @@ CycleFinishLoad(TableConfig *cfg, OdbcConn *conn, Timestamp cut, CycleResult *re
  * repair(name, day): pull the warehouse's rows of one event day (cursor <=
  * a fresh cut) and make that day of the copy equal to them, in the current
  * transaction.  The watermark stays; the mass-delete guard does not apply,
- * since removing rows added by hand is the point.
+ * since removing rows added by hand is the point, unless the warehouse
+ * table has no row a cut may take (see below).
  */
 void
 CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *result)
 {
 	PullSpec	spec;
+	bool		warehouse_empty = false;
 
 	memset(&spec, 0, sizeof(spec));
 	result->watermark_from = cfg->watermark;
 	result->watermark_to = cfg->watermark;
 	result->status = "empty";
 	/* a warehouse table with no rows: its day is made empty (CycleCutOfCopy) */
-	if (!CycleFreezeCut(cfg, conn, &spec.cut) && !CycleCutOfCopy(cfg, &spec.cut))
-		return;
+	if (!CycleFreezeCut(cfg, conn, &spec.cut))
+	{
+		if (!CycleCutOfCopy(cfg, &spec.cut))
+			return;
+		warehouse_empty = true;
+	}
 	spec.have_cut = true;
 	spec.range_column = cfg->event_column;
 	spec.lo = day;
@@ -1625,7 +1631,14 @@ CycleRepairDay(TableConfig *cfg, OdbcConn *conn, Timestamp day, CycleResult *res
 	spec.bound = spec.lo;
 	spec.bound_hi = spec.hi;
 	result->hot_window_from = CursorFormatTimestamp(day);
-	cfg->max_delete_ratio = 1;
+	/*
+	 * A warehouse table that answers with no row a cut may take may only
+	 * look empty (a reload under way, shards down, every cursor NULL or
+	 * ahead of its clock): emptying the day is then guarded by
+	 * max_delete_ratio, as a cycle's deletions are.
+	 */
+	if (!warehouse_empty)
+		cfg->max_delete_ratio = 1;
 	pull_and_apply(cfg, conn, &spec, APPLY_CYCLE, result);
 	if (cycle_did_work(result))
 		result->status = "success";

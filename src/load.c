@@ -91,14 +91,15 @@ LoadChunks(TableConfig *cfg, OdbcConn *conn, int64 run_id, Timestamp cut,
 		CHECK_FOR_INTERRUPTS();
 		if (!CatalogClaimChunk(cfg->table_id, run_id, &current.chunk))
 			break;
+		AttemptNoteChunk(&current.chunk);	/* from its claim on, a failure is its */
 		commit(cfg);			/* the claim holds even if the chunk fails */
-		AttemptNoteChunk(&current.chunk);
 		ProgressChunk(current.chunk.chunk, current.chunks);
 		memset(&result, 0, sizeof(result));
 		CycleLoadChunk(cfg, conn, cut, &current.chunk, &result);
 		CatalogFinishChunk(cfg->table_id, current.chunk.chunk, run_id, &result);
 		ProgressPhase(PROGRESS_PHASE_COMMITTING);
 		commit(cfg);
+		AttemptNoteChunk(NULL);	/* done: a failure from here is no chunk's */
 	}
 
 	error_context_stack = errcallback.previous;

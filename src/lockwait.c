@@ -56,10 +56,12 @@ LockWaitTryCycleLock(int32 table_id)
 
 /*
  * Take a table's quarantine lock until the end of the transaction: the
- * workers of one cycle (a chunked load's helpers) keep bad rows at the
- * same time, and two of them keeping the same row must find each other's
- * (the second updates the first's quarantine row instead of adding one).
- * The statement after the lock sees what the last holder committed.
+ * workers of one chunked load keep the rows that failed them, each in a
+ * short transaction of its own after its rollback, and two of them keeping
+ * the same row must find each other's (the second updates the first's
+ * quarantine row instead of adding one).  The statement after the lock
+ * sees what the last holder committed.  Never taken by a transaction that
+ * loads rows: it would hold the lock until its chunk commits.
  */
 void
 LockWaitQuarantineLock(int32 table_id)

@@ -472,6 +472,8 @@ run_load(TableConfig *cfg, OdbcConn *conn, int64 run_id, CycleResult *result)
 		{
 			ProgressPhase(PROGRESS_PHASE_WAITING);
 			wait_chunk_helpers(helpers);
+			/* the chunks a helper gave back (an error that may pass) */
+			LoadChunks(cfg, conn, run_id, cut, commit_and_continue);
 		}
 	}
 	PG_CATCH();

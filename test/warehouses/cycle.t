@@ -600,7 +600,7 @@ SQL
 # copy no longer equals it, and verify says so day by day instead of
 # failing; the cycle refreshes the hot window at the watermark, under the
 # mass-delete guard, by keys and by rows; repair empties the day it is
-# given; a table registered on the empty table and never loaded stays
+# given, under that guard too; a table registered on the empty table and never loaded stays
 # empty, and verify of it returns no day.
 emptied_table() {
     local t create
@@ -635,6 +635,10 @@ SQL
     check "$W: emptied: the mass-delete guard refuses to empty the hot window" \
         "failed|refusing to delete 2 of the 2 rows of the hot window of \"gone_keys\"|3" \
         "$(q -c "SELECT status || '|' || coalesce(split_part(error, E'\n', 1), '') FROM treble_sync.sync_table('gone_keys')" \
+             -c "SELECT count(*) FROM gone_keys" 2>&1 | paste -sd '|')"
+    check "$W: emptied: repair of a day is refused by the mass-delete guard too (the table may only look empty)" \
+        "failed|refusing to delete|3" \
+        "$(q -c "SELECT status || '|' || substr(coalesce(error, ''), 1, 18) FROM treble_sync.repair('gone_keys', '2026-11-29')" \
              -c "SELECT count(*) FROM gone_keys" 2>&1 | paste -sd '|')"
     for t in keys rows; do
         q -c "SELECT max_delete_ratio FROM treble_sync.alter_table('gone_$t', max_delete_ratio => 1)" >/dev/null
