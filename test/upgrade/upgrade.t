@@ -3,7 +3,8 @@
 # ALTER EXTENSION treble_sync UPDATE from the previous release, with live
 # data, against the PostgreSQL warehouse:
 #
-#   - every install and upgrade script of each release tag is in the tree
+#   - every install and upgrade script of each release (its tag, or the first
+#     release's commit in a clone without tags) is in the tree unchanged
 #     unchanged (released scripts are frozen);
 #   - the upgrade script of the version under development creates or
 #     changes each object once, in its final form
@@ -70,7 +71,7 @@ if [[ $(qd postgres -c "SHOW debug_assertions") == on ]] &&
     exit 0
 fi
 
-echo "1..50"
+echo "1..51"
 
 cleanup() {
     [[ -d $TMP/current ]] && install_files "$TMP/current"
@@ -87,14 +88,19 @@ cleanup() {
 trap cleanup EXIT
 
 # ---------------------------------------------------------------------------
-# Released scripts are frozen: each tag's sql/treble_sync--*.sql is the tree's.
+# Released scripts are frozen: each release's sql/treble_sync--*.sql is the
+# tree's: of every tag v*, and of the first release's commit, which a clone
+# without tags still has (FIRST_RELEASE_COMMIT, lib.sh).
 changed=""
-for tag in $(git -C "$ROOT" tag --list 'v[0-9]*'); do
+releases=$(git -C "$ROOT" tag --list 'v[0-9]*')
+git -C "$ROOT" cat-file -e "$FIRST_RELEASE_COMMIT^{commit}" 2>/dev/null && releases+=" $FIRST_RELEASE_COMMIT"
+check "the first release is known (a tag v*, or commit $FIRST_RELEASE_COMMIT)" t "$([[ -n ${releases// /} ]] && echo t)"
+for tag in $releases; do
     for f in $(git -C "$ROOT" ls-tree --name-only "$tag" sql/ | grep '^sql/treble_sync--.*\.sql$'); do
         git -C "$ROOT" show "$tag:$f" | cmp -s - "$ROOT/$f" || changed+="$tag:$f "
     done
 done
-check "every install and upgrade script of a release tag is in the tree unchanged" "" "$changed"
+check "every install and upgrade script of a release is in the tree unchanged" "" "$changed"
 
 # ---------------------------------------------------------------------------
 # The previous release, built and installed from its tag.
