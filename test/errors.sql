@@ -41,7 +41,7 @@ SELECT dblink_exec(current_setting('treble_test.wh_libpq'), $$
     INSERT INTO err_new VALUES (1, '2026-11-28');
 $$) \g /dev/null
 \! sqlite3 "$TS_SQLITE_DB" "DROP TABLE IF EXISTS err_lite; CREATE TABLE err_lite (id integer PRIMARY KEY, synced_at timestamp); INSERT INTO err_lite VALUES (1, '2026-11-28 00:00:00');"
-\! [ -z "$TS_MARIADB_SOCK" ] || mariadb --no-defaults -S "$TS_MARIADB_SOCK" -uroot wh -e "DROP TABLE IF EXISTS err_my; CREATE TABLE err_my (id int PRIMARY KEY, synced_at datetime); INSERT INTO err_my VALUES (1, '2026-11-28');"
+\! [ -z "$TS_MARIADB_SOCK" ] || mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh -e "DROP TABLE IF EXISTS err_my; CREATE TABLE err_my (id int PRIMARY KEY, synced_at datetime); INSERT INTO err_my VALUES (1, '2026-11-28');"
 SELECT name FROM treble_sync.add_table('err_sends', 'errwh', event_column => 'day') \g /dev/null
 SELECT name FROM treble_sync.add_table('err_lite', 'errlite') \g /dev/null
 SELECT dblink_connect('locker', format('dbname=%s host=%s port=%s user=%s', current_database(),

@@ -72,7 +72,7 @@ sqlite3 -batch "$TS_SQLITE_DB" "DROP TABLE IF EXISTS sec_conn_t;
     CREATE TABLE sec_conn_t (id INTEGER PRIMARY KEY, v TEXT, synced_at TIMESTAMP);
     INSERT INTO sec_conn_t VALUES (1, 'a', '2026-11-28 00:00:00');"
 if [[ -n $MARIA_CS ]]; then
-    mariadb --no-defaults -S "$TS_MARIADB_SOCK" -uroot wh <<'SQL'
+    mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh <<'SQL'
 DROP TABLE IF EXISTS sec_conn_t;
 CREATE TABLE sec_conn_t (id INT PRIMARY KEY, v VARCHAR(10), synced_at DATETIME(6));
 INSERT INTO sec_conn_t VALUES (1, 'a', '2026-11-28');

@@ -53,7 +53,7 @@ fi
 
 # --- MariaDB
 if [[ -n $MARIA_CS ]]; then
-    mariadb --no-defaults -S "$TS_MARIADB_SOCK" -uroot wh \
+    mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh \
         -e "DROP TABLE IF EXISTS sec_dl_t; CREATE TABLE sec_dl_t (id int PRIMARY KEY, v varchar(20), synced_at datetime);
             INSERT INTO sec_dl_t VALUES (1, 'a', '2026-11-28'), (2, 'b', '2026-11-28')"
     PGHOME=$(getent passwd "$(sq -c "SELECT pg_catalog.current_setting('data_directory')" >/dev/null; stat -c %U "$TS_DIR/dest")" | cut -d: -f6)

@@ -382,7 +382,7 @@ if [[ -n $MARIA_CS ]]; then
         skip "system DSNs need root"; skip "system DSNs need root"
     fi
     as sec_ep_user -c "$(create_server m_wh "$MARIA_CS")" >/dev/null
-    mariadb --no-defaults -S "$TS_MARIADB_SOCK" -uroot wh <<'SQL'
+    mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh <<'SQL'
 DROP TABLE IF EXISTS sec_ep_t;
 CREATE TABLE sec_ep_t (id INT PRIMARY KEY, v VARCHAR(10), synced_at DATETIME(6));
 INSERT INTO sec_ep_t VALUES (1, 'a', '2026-11-28'), (2, 'b', '2026-11-28');

@@ -134,7 +134,7 @@ sq -c "CREATE SERVER wh_pw FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_
 servers=(wh_pw)
 if [[ -n $MARIA_CS ]]; then
     sq -c "CREATE SERVER maria_pw FOREIGN DATA WRAPPER treble_sync OPTIONS (connection_string '$MARIA_CS', max_retries '0')" >/dev/null
-    mariadb --no-defaults -S "$TS_MARIADB_SOCK" -uroot wh \
+    mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_SOCK" -uroot wh \
         -e "DROP TABLE IF EXISTS sec_lk_phones; CREATE TABLE sec_lk_phones (id INT PRIMARY KEY, phone VARCHAR(20), synced_at DATETIME(6))"
     servers+=(maria_pw)
 fi

@@ -48,7 +48,7 @@ PGOPTIONS="-c client_min_messages=warning" psql -X -q -At -h "$TS_SOCK" -p "$TS_
     -c "CREATE TABLE sec_tls_t (id int PRIMARY KEY, v text, synced_at timestamp)" \
     -c "INSERT INTO sec_tls_t VALUES (1, 'a', '2026-11-28'), (2, 'b', '2026-11-28')"
 if [[ -n $TS_MARIADB_TLS_PORT ]]; then
-    mariadb --no-defaults -S "$TS_MARIADB_TLS_SOCK" -uroot wh <<'SQL'
+    mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_TLS_SOCK" -uroot wh <<'SQL'
 DROP TABLE IF EXISTS sec_tls_t;
 CREATE TABLE sec_tls_t (id INT PRIMARY KEY, v VARCHAR(10), synced_at DATETIME(6));
 INSERT INTO sec_tls_t VALUES (1, 'a', '2026-11-28'), (2, 'b', '2026-11-28');

@@ -74,7 +74,7 @@ wh() {
             PGOPTIONS="-c client_min_messages=warning" \
                 psql -X -q -At -v ON_ERROR_STOP=1 -h "$TS_SOCK" -p "$TS_WHTLS_PORT" -U postgres -d wh "$@" ;;
         mariadb)
-            mariadb --no-defaults -S "$TS_MARIADB_TLS_SOCK" -uroot -N -B wh ;;
+            mariadb --no-defaults --default-character-set=utf8mb4 -S "$TS_MARIADB_TLS_SOCK" -uroot -N -B wh ;;
         clickhouse)
             python3 "$REPO/test/warehouses/clickhouse_sql.py" ;;
     esac
