@@ -226,11 +226,15 @@ handed "a superuser's sync_table refuses a history table that changed hands" pos
 handed "so does a superuser's rewind" postgres "$(rewind_to sec_own_h3)" sec_own_h3_history
 handed "so does remove_table" sec_own_a "SELECT treble_sync.remove_table('sec_own_h3')" sec_own_h3_history
 
-# give_during TABLE: TABLE changes hands, and the thief's triggers and
-# policy are planted, in a transaction that stays open for 3 seconds, in
-# the background (giver: its pid); returns once it holds the table's lock,
-# so that an entry point started then waits for the change to commit
+# give_during TABLE [triggers]: TABLE changes hands, and the thief's
+# triggers and (unless "triggers") policy are planted, in a transaction
+# that stays open for 3 seconds, in the background (giver: its pid);
+# returns once it holds the table's lock, so that an entry point started
+# then waits for the change to commit
 give_during() {
+    local policy="ALTER TABLE $1 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sec_own_steal ON $1 USING (public.sec_own_steal()) WITH CHECK (public.sec_own_steal());"
+    [[ ${2:-} == triggers ]] && policy=""
     psql -X -q -At -d "$DB" >/dev/null 2>&1 <<SQL &
 BEGIN;
 ALTER TABLE $1 OWNER TO sec_own_thief;
@@ -239,8 +243,7 @@ CREATE TRIGGER sec_own_steal AFTER INSERT OR UPDATE OR DELETE ON $1
     FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
 CREATE TRIGGER sec_own_steal_tr AFTER TRUNCATE ON $1
     FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
-ALTER TABLE $1 ENABLE ROW LEVEL SECURITY;
-CREATE POLICY sec_own_steal ON $1 USING (public.sec_own_steal()) WITH CHECK (public.sec_own_steal());
+$policy
 SELECT pg_sleep(3);
 COMMIT;
 SQL
@@ -322,15 +325,18 @@ wait $giver
 
 # a first load's reader: the empty copy of sec_own_r1 changes hands while
 # the scheduler starts its first load with a reader (read_ahead). The
-# caller's check still sees sec_own_a; the cycle's worker waits for the
-# change and refuses; no reader connects to the warehouse as sec_own_a for
-# a copy that is no longer its (the reader checks the owner again,
-# SecurityBeginReader), and nothing runs as sec_own_a
+# thief plants statement triggers only: a row-level policy that applies to
+# the registration's owner would send the load through the staging table,
+# without a reader. The caller's check still sees sec_own_a; the cycle's
+# worker waits for the change and refuses; no reader connects to the
+# warehouse as sec_own_a for a copy that is no longer its (the reader
+# checks the owner again, SecurityBeginReader), and nothing runs as
+# sec_own_a
 wh_table sec_own_r1 "$OWN_COLS" "$OWN_OLD"
 as sec_own_a -c "$(reg sec_own_r1)" >/dev/null
 sq -c "ALTER DATABASE $DB SET log_min_messages = debug1" >/dev/null
 log_start=$(stat -c %s "$TS_DIR/dest.log")
-give_during public.sec_own_r1
+give_during public.sec_own_r1 triggers
 try sec_own_sched "SET treble_sync.read_ahead = on;
     SELECT status || '|' || coalesce(split_part(error, E'\n', 1), '') FROM treble_sync.sync_table('sec_own_r1')"
 wait $giver
