@@ -169,19 +169,23 @@ handed() {
     refused "$1" "$2" "$3" 42501 "owned by" "$4"
     check "and nothing ran as the owner: the thief's loot is empty" 0 "$(looted sec_own)"
 }
-for t in sec_own_h1 sec_own_h2 sec_own_h3; do
-    wh_table $t "$OWN_COLS" "$OWN_OLD"
-done
 newer() {
     whq -c "UPDATE $1 SET v = v || 'x', synced_at = synced_at + interval '1 minute'"
 }
-for t in sec_own_h1 sec_own_h3; do
+# with_history T: the warehouse's table T (rows two days old), registered
+# by sec_own_a keeping 30 days of history, synced, changed and synced
+# again: its history holds a closed version of each row
+with_history() {
+    wh_table $1 "$OWN_COLS" "$OWN_OLD"
     as sec_own_a -c "SET client_min_messages = warning" \
-        -c "SELECT name FROM treble_sync.add_table('$t', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" >/dev/null
-    as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$t')" >/dev/null
-    newer $t
-    as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$t')" >/dev/null
-done
+        -c "SELECT name FROM treble_sync.add_table('$1', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" \
+        -c "SELECT status FROM treble_sync.sync_table('$1')" >/dev/null
+    newer $1
+    as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$1')" >/dev/null
+}
+with_history sec_own_h1
+with_history sec_own_h3
+wh_table sec_own_h2 "$OWN_COLS" "$OWN_OLD"
 as sec_own_a -c "$(reg sec_own_h2)" -c "SELECT status FROM treble_sync.sync_table('sec_own_h2')" >/dev/null
 check "three registrations of sec_own_a with rows" "3|3|3" \
     "$(sq -c "SELECT (SELECT count(*) FROM sec_own_h1) || '|' || (SELECT count(*) FROM sec_own_h2) || '|' || (SELECT count(*) FROM sec_own_h3)")"
@@ -258,12 +262,7 @@ SQL
 # sec_own_h4 (which keeps history) is given away, and the thief's trigger
 # and policy planted, in a transaction that is still open when a superuser
 # rewinds it; rewind waits for it, then sees the new owner and refuses
-wh_table sec_own_h4 "$OWN_COLS" "$OWN_OLD"
-as sec_own_a -c "SET client_min_messages = warning" \
-    -c "SELECT name FROM treble_sync.add_table('sec_own_h4', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" \
-    -c "SELECT status FROM treble_sync.sync_table('sec_own_h4')" >/dev/null
-newer sec_own_h4
-as sec_own_a -c "SELECT status FROM treble_sync.sync_table('sec_own_h4')" >/dev/null
+with_history sec_own_h4
 give_during public.sec_own_h4
 handed "a rewind during the change of owner waits for it, then refuses" postgres \
     "$(rewind_to sec_own_h4)" sec_own_thief
@@ -354,12 +353,7 @@ check "and the copy is still empty" 0 "$(sq -c "SELECT count(*) FROM public.sec_
 # history table changes hands, and a cycle that has nothing to copy, whose
 # only write as the owner would be that pruning (a DELETE on the history
 # table, which fires the thief's statement trigger), is refused
-wh_table sec_own_p1 "$OWN_COLS" "$OWN_OLD"
-as sec_own_a -c "SET client_min_messages = warning" \
-    -c "SELECT name FROM treble_sync.add_table('sec_own_p1', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" \
-    -c "SELECT status FROM treble_sync.sync_table('sec_own_p1')" >/dev/null
-newer sec_own_p1
-as sec_own_a -c "SELECT status FROM treble_sync.sync_table('sec_own_p1')" >/dev/null
+with_history sec_own_p1
 closed() { sq -c "SELECT count(*) FROM public.sec_own_p1_history WHERE ts_valid_to IS NOT NULL"; }
 check "sec_own_p1 keeps three closed versions" 3 "$(closed)"
 as sec_own_a -c "SELECT name FROM treble_sync.alter_table('sec_own_p1', keep_history => '1 day')" >/dev/null
