@@ -176,11 +176,11 @@ newer() {
 # by sec_own_a keeping 30 days of history, synced, changed and synced
 # again: its history holds a closed version of each row
 with_history() {
-    wh_table $1 "$OWN_COLS" "$OWN_OLD"
+    wh_table "$1" "$OWN_COLS" "$OWN_OLD"
     as sec_own_a -c "SET client_min_messages = warning" \
         -c "SELECT name FROM treble_sync.add_table('$1', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" \
         -c "SELECT status FROM treble_sync.sync_table('$1')" >/dev/null
-    newer $1
+    newer "$1"
     as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$1')" >/dev/null
 }
 with_history sec_own_h1
