@@ -27,7 +27,12 @@
 #     in odbc.ini after the server was created;
 #   - MariaDB: SOCKET=, NamedPipe=, TCPIP=0, OPTION= and a SERVERNAME= after
 #     SERVER= are refused (the driver forces TCP otherwise, localhost
-#     included);
+#     included); as root, a lax MariaDB server of the script's own listens
+#     only on the driver's default socket (/run/mysqld/mysqld.sock), where
+#     it logs the worker's operating-system user in whatever the password
+#     (a superuser's server naming that socket copies its secret, the
+#     control): a non-superuser's Server=localhost without a Port goes to
+#     TCP port 3306 instead, fails there, and copies nothing;
 #   - ClickHouse and SQLite are refused outright for such a server;
 #   - characters unixODBC narrows to ; = / and NUL (U+013B, U+013D, U+012F,
 #     U+0100) in a mapping's password, on such a server and on a
@@ -56,6 +61,10 @@ LAX=$TMP/lax
 cleanup() {
     if [[ -f $LAX/postmaster.pid ]]; then
         $TS_AS_PG "$TS_PG_BIN/pg_ctl" stop -D "$LAX" -m immediate -w >/dev/null 2>&1
+    fi
+    if [[ -f $MLAX/mariadbd.pid ]]; then
+        mariadb-admin --no-defaults -S "$MLAX_SOCK" -uroot shutdown >/dev/null 2>&1 ||
+            kill "$(cat "$MLAX/mariadbd.pid")" 2>/dev/null
     fi
     rm -rf "$TMP"
     finish
@@ -110,6 +119,39 @@ if $LAX_OK; then
     laxq >/dev/null <<SQL
 CREATE TABLE lax_secret (id int PRIMARY KEY, secret text, synced_at timestamp);
 INSERT INTO lax_secret VALUES (1, 'the crown jewels', '2026-11-28');
+SQL
+fi
+
+# --- the lax MariaDB server: listening only on the driver's default
+# Unix socket (MariaDB Connector/C's MARIADB_UNIX_ADDR), where it logs in
+# the operating-system user postgres, which the worker runs as, whatever
+# password it is given (unix_socket); no TCP at all. Started only as root,
+# when MariaDB is installed and nothing else is on that socket.
+MLAX=$TMP/mlax
+MLAX_SOCK=/run/mysqld/mysqld.sock
+MLAX_OK=false
+if [[ -n $MARIA_CS && $(id -u) -eq 0 && -d ${MLAX_SOCK%/*} && ! -e $MLAX_SOCK ]] && id mysql >/dev/null 2>&1 &&
+    mkdir -p "$MLAX" && chown mysql "$MLAX" &&
+    mariadb-install-db --no-defaults --datadir="$MLAX" --user=mysql --auth-root-authentication-method=socket \
+        --skip-test-db >"$TMP/mlax.install" 2>&1; then
+    setsid /usr/sbin/mariadbd --no-defaults --datadir="$MLAX" --user=mysql --skip-networking \
+        --socket="$MLAX_SOCK" --pid-file="$MLAX/mariadbd.pid" --log-error="$TMP/mlax.log" \
+        --skip-log-bin --innodb-buffer-pool-size=16M </dev/null >/dev/null 2>&1 &
+    for ((i = 0; i < 300; i++)); do
+        if mariadb-admin --no-defaults -S "$MLAX_SOCK" -uroot ping >/dev/null 2>&1; then
+            MLAX_OK=true
+            break
+        fi
+        sleep 0.1
+    done
+fi
+if $MLAX_OK; then
+    mariadb --no-defaults -S "$MLAX_SOCK" -uroot >/dev/null <<'SQL'
+CREATE DATABASE wh;
+CREATE TABLE wh.lax_secret (id INT PRIMARY KEY, secret VARCHAR(40), synced_at DATETIME(6));
+INSERT INTO wh.lax_secret VALUES (1, 'the crown jewels', '2026-11-28');
+CREATE USER postgres@localhost IDENTIFIED VIA unix_socket;
+GRANT SELECT ON wh.* TO postgres@localhost;
 SQL
 fi
 
@@ -390,6 +432,32 @@ SQL
     syncs "a non-superuser's MariaDB server to the warehouse syncs" m_wh ok_maria
 else
     for ((i = 0; i < 11; i++)); do skip "MariaDB is not installed"; done
+fi
+
+# --- MariaDB's localhost without a port is TCP (port 3306), not the
+# driver's default socket, where the lax MariaDB server would log the
+# worker in as postgres with the made-up password
+if $MLAX_OK; then
+    check "control: the lax MariaDB server's socket logs postgres in with a made-up password" "the crown jewels" \
+        "$($TS_AS_PG mariadb --no-defaults -S "$MLAX_SOCK" -u postgres -pmade-up -N -e "SELECT secret FROM wh.lax_secret" 2>&1)"
+    sq -c "$(create_server ml_su "Driver={MariaDB Unicode};Server=localhost;SOCKET=$MLAX_SOCK;Database=wh")" \
+       -c "CREATE USER MAPPING FOR sec_ep_user SERVER ml_su OPTIONS (user 'postgres', password 'made-up')" \
+       -c "GRANT USAGE ON FOREIGN SERVER ml_su TO sec_ep_user" >/dev/null
+    try sec_ep_user "$(steal ml_su c_mlsu)"
+    check "control: a superuser's server naming that socket copies the lax server's secret" 1 "$(stolen c_mlsu)"
+    ((RC != 0)) && diag "$(head -n 3 <<<"$ERR")"
+    as sec_ep_user -c "$(create_server ml_local "Driver={MariaDB Unicode};Server=localhost;Database=wh")" \
+        -c "CREATE USER MAPPING FOR CURRENT_USER SERVER ml_local OPTIONS (user 'postgres', password 'made-up')" >/dev/null
+    try sec_ep_user "$(steal ml_local c_mlocal)"
+    if ((RC != 0)) && [[ $ERR == *"server on 'localhost'"* && $ERR != *socket* ]]; then
+        ok "a non-superuser's MariaDB Server=localhost without a Port connects over TCP, not the default socket"
+    else
+        nok "a non-superuser's MariaDB Server=localhost without a Port connects over TCP, not the default socket"
+        diag "RC $RC: $(head -n 3 <<<"$ERR")"
+    fi
+    nothing_copied "MariaDB Server=localhost" c_mlocal
+else
+    for ((i = 0; i < 4; i++)); do skip "no lax MariaDB server (needs root, MariaDB, and ${MLAX_SOCK} free)"; done
 fi
 
 # --- drivers such a role may not use at all

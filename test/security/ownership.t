@@ -19,13 +19,15 @@
 #     tables it may not start;
 #   - a copy (or its history table) that changed hands: every entry point
 #     that acts as the registration's owner on it (sync_table, resync,
-#     rewind, verify, repair, alter_table(keep_history), remove_table)
+#     rewind, verify, repair, explain_cycle, alter_table(keep_history),
+#     remove_table, a cycle whose only work would be pruning history)
 #     refuses with 42501 and says who owns it now, whoever calls it (the
 #     owner, a superuser), and the statement triggers and the policy the new
 #     owner planted never run as the registration's owner: the table they
 #     copy the owner's private table into stays empty, even when the
-#     change of owner commits while the entry point runs, or between two
-#     chunks of a first load;
+#     change of owner commits while the entry point runs (rewind,
+#     explain_cycle, a first load with a reader, which never connects), or
+#     between two chunks of a first load;
 #   - the code acts as a registration's owner only through src/security.c.
 
 DB=sec_own
@@ -167,19 +169,23 @@ handed() {
     refused "$1" "$2" "$3" 42501 "owned by" "$4"
     check "and nothing ran as the owner: the thief's loot is empty" 0 "$(looted sec_own)"
 }
-for t in sec_own_h1 sec_own_h2 sec_own_h3; do
-    wh_table $t "$OWN_COLS" "$OWN_OLD"
-done
 newer() {
     whq -c "UPDATE $1 SET v = v || 'x', synced_at = synced_at + interval '1 minute'"
 }
-for t in sec_own_h1 sec_own_h3; do
+# with_history T: the warehouse's table T (rows two days old), registered
+# by sec_own_a keeping 30 days of history, synced, changed and synced
+# again: its history holds a closed version of each row
+with_history() {
+    wh_table "$1" "$OWN_COLS" "$OWN_OLD"
     as sec_own_a -c "SET client_min_messages = warning" \
-        -c "SELECT name FROM treble_sync.add_table('$t', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" >/dev/null
-    as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$t')" >/dev/null
-    newer $t
-    as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$t')" >/dev/null
-done
+        -c "SELECT name FROM treble_sync.add_table('$1', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" \
+        -c "SELECT status FROM treble_sync.sync_table('$1')" >/dev/null
+    newer "$1"
+    as sec_own_a -c "SELECT status FROM treble_sync.sync_table('$1')" >/dev/null
+}
+with_history sec_own_h1
+with_history sec_own_h3
+wh_table sec_own_h2 "$OWN_COLS" "$OWN_OLD"
 as sec_own_a -c "$(reg sec_own_h2)" -c "SELECT status FROM treble_sync.sync_table('sec_own_h2')" >/dev/null
 check "three registrations of sec_own_a with rows" "3|3|3" \
     "$(sq -c "SELECT (SELECT count(*) FROM sec_own_h1) || '|' || (SELECT count(*) FROM sec_own_h2) || '|' || (SELECT count(*) FROM sec_own_h3)")"
@@ -197,6 +203,8 @@ handed "so does the owner's verify" sec_own_a \
     "SELECT count(*) FROM treble_sync.verify('sec_own_h1', since => current_date - 10)" sec_own_thief
 handed "so does the owner's repair" sec_own_a \
     "SELECT status FROM treble_sync.repair('sec_own_h1', current_date - 2)" sec_own_thief
+handed "so does the owner's explain_cycle() (it reads the copy as the owner: is it empty?)" sec_own_a \
+    "SELECT count(*) FROM treble_sync.explain_cycle('sec_own_h1')" sec_own_thief
 handed "so does alter_table(keep_history => '') (the history triggers are the owner's)" sec_own_a \
     "SELECT name FROM treble_sync.alter_table('sec_own_h1', keep_history => '')" sec_own_thief
 handed "so does remove_table (it drops the history triggers as the owner)" sec_own_a \
@@ -222,32 +230,40 @@ handed "a superuser's sync_table refuses a history table that changed hands" pos
 handed "so does a superuser's rewind" postgres "$(rewind_to sec_own_h3)" sec_own_h3_history
 handed "so does remove_table" sec_own_a "SELECT treble_sync.remove_table('sec_own_h3')" sec_own_h3_history
 
+# give_during TABLE [triggers]: TABLE changes hands, and the thief's
+# triggers and (unless "triggers") policy are planted, in a transaction
+# that stays open for 3 seconds, in the background (giver: its pid);
+# returns once it holds the table's lock, so that an entry point started
+# then waits for the change to commit
+give_during() {
+    local policy="ALTER TABLE $1 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sec_own_steal ON $1 USING (public.sec_own_steal()) WITH CHECK (public.sec_own_steal());"
+    [[ ${2:-} == triggers ]] && policy=""
+    psql -X -q -At -d "$DB" >/dev/null 2>&1 <<SQL &
+BEGIN;
+ALTER TABLE $1 OWNER TO sec_own_thief;
+GRANT ALL ON $1 TO sec_own_a;
+CREATE TRIGGER sec_own_steal AFTER INSERT OR UPDATE OR DELETE ON $1
+    FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
+CREATE TRIGGER sec_own_steal_tr AFTER TRUNCATE ON $1
+    FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
+$policy
+SELECT pg_sleep(3);
+COMMIT;
+SQL
+    giver=$!
+    for _ in $(seq 1 100); do
+        [[ $(sq -c "SELECT count(*) FROM pg_locks WHERE relation = '$1'::regclass AND mode = 'AccessExclusiveLock' AND granted") == 1 ]] && break
+        sleep 0.1
+    done
+}
+
 # a change of owner that commits while an entry point runs: the copy of
 # sec_own_h4 (which keeps history) is given away, and the thief's trigger
 # and policy planted, in a transaction that is still open when a superuser
 # rewinds it; rewind waits for it, then sees the new owner and refuses
-wh_table sec_own_h4 "$OWN_COLS" "$OWN_OLD"
-as sec_own_a -c "SET client_min_messages = warning" \
-    -c "SELECT name FROM treble_sync.add_table('sec_own_h4', 'wh', key_columns => '{id}', event_column => 'scheduled_at', keep_history => '30 days')" \
-    -c "SELECT status FROM treble_sync.sync_table('sec_own_h4')" >/dev/null
-newer sec_own_h4
-as sec_own_a -c "SELECT status FROM treble_sync.sync_table('sec_own_h4')" >/dev/null
-psql -X -q -At -d "$DB" >/dev/null 2>&1 <<'SQL' &
-BEGIN;
-ALTER TABLE public.sec_own_h4 OWNER TO sec_own_thief;
-GRANT ALL ON public.sec_own_h4 TO sec_own_a;
-CREATE TRIGGER sec_own_steal AFTER INSERT OR UPDATE OR DELETE ON public.sec_own_h4
-    FOR EACH STATEMENT EXECUTE FUNCTION public.sec_own_steal_t();
-ALTER TABLE public.sec_own_h4 ENABLE ROW LEVEL SECURITY;
-CREATE POLICY sec_own_steal ON public.sec_own_h4 USING (public.sec_own_steal()) WITH CHECK (public.sec_own_steal());
-SELECT pg_sleep(3);
-COMMIT;
-SQL
-giver=$!
-for _ in $(seq 1 100); do
-    [[ $(sq -c "SELECT count(*) FROM pg_locks WHERE relation = 'public.sec_own_h4'::regclass AND mode = 'AccessExclusiveLock' AND granted") == 1 ]] && break
-    sleep 0.1
-done
+with_history sec_own_h4
+give_during public.sec_own_h4
 handed "a rewind during the change of owner waits for it, then refuses" postgres \
     "$(rewind_to sec_own_h4)" sec_own_thief
 wait $giver
@@ -295,6 +311,65 @@ check "a chunked first load whose copy changed hands between chunks fails, namin
 [[ $(cut -d'|' -f1 <"$TMP/c5_result") == failed ]] || diag "$(cat "$TMP/c5_result")"
 check "and its next chunk did not run as the owner: the thief's loot is empty" 0 "$(looted sec_own)"
 sq -c "ALTER TABLE public.sec_own_c5 OWNER TO sec_own_a" -c "DROP TRIGGER sec_own_steal ON public.sec_own_c5" >/dev/null
+
+# explain_cycle() during the change of owner: the caller's check, which
+# takes no lock, still sees sec_own_a; becoming the owner waits for the
+# change, then sees the thief and refuses before the copy is read
+wh_table sec_own_e1 "$OWN_COLS" "$OWN_OLD"
+as sec_own_a -c "$(reg sec_own_e1)" -c "SELECT status FROM treble_sync.sync_table('sec_own_e1')" >/dev/null
+give_during public.sec_own_e1
+handed "an explain_cycle() during the change of owner waits for it, then refuses" sec_own_a \
+    "SELECT count(*) FROM treble_sync.explain_cycle('sec_own_e1')" sec_own_thief
+wait $giver
+
+# a first load's reader: the empty copy of sec_own_r1 changes hands while
+# the scheduler starts its first load with a reader (read_ahead). The
+# thief plants statement triggers only: a row-level policy that applies to
+# the registration's owner would send the load through the staging table,
+# without a reader. The caller's check still sees sec_own_a; the cycle's
+# worker waits for the change and refuses; no reader connects to the
+# warehouse as sec_own_a for a copy that is no longer its (the reader
+# checks the owner again, SecurityBeginReader), and nothing runs as
+# sec_own_a
+wh_table sec_own_r1 "$OWN_COLS" "$OWN_OLD"
+as sec_own_a -c "$(reg sec_own_r1)" >/dev/null
+sq -c "ALTER DATABASE $DB SET log_min_messages = debug1" >/dev/null
+log_start=$(stat -c %s "$TS_DIR/dest.log")
+give_during public.sec_own_r1 triggers
+try sec_own_sched "SET treble_sync.read_ahead = on;
+    SELECT status || '|' || coalesce(split_part(error, E'\n', 1), '') FROM treble_sync.sync_table('sec_own_r1')"
+wait $giver
+sq -c "ALTER DATABASE $DB RESET log_min_messages" >/dev/null
+check "a first load with a reader of an empty copy that changed hands fails, naming the new owner" "failed|yes" \
+    "$(cut -d'|' -f1 <<<"$OUT")|$(grep -q 'owned by role "sec_own_thief"' <<<"$OUT$ERR" && echo yes || echo no)"
+[[ $(cut -d'|' -f1 <<<"$OUT") == failed ]] || diag "$OUT $(head -n 3 <<<"$ERR")"
+check "no reader of it connected to the warehouse" 0 \
+    "$(tail -c +$((log_start + 1)) "$TS_DIR/dest.log" | grep -c 'a reader of "sec_own_r1" is connected to the warehouse')"
+check "nothing ran as the owner: the thief's loot is empty" 0 "$(looted sec_own)"
+check "and the copy is still empty" 0 "$(sq -c "SELECT count(*) FROM public.sec_own_r1")"
+
+# the pruning of history alone: sec_own_p1 keeps versions that closed two
+# days ago (the warehouse's clock), then a retention of one day; its
+# history table changes hands, and a cycle that has nothing to copy, whose
+# only write as the owner would be that pruning (a DELETE on the history
+# table, which fires the thief's statement trigger), is refused
+with_history sec_own_p1
+closed() { sq -c "SELECT count(*) FROM public.sec_own_p1_history WHERE ts_valid_to IS NOT NULL"; }
+check "sec_own_p1 keeps three closed versions" 3 "$(closed)"
+as sec_own_a -c "SELECT name FROM treble_sync.alter_table('sec_own_p1', keep_history => '1 day')" >/dev/null
+sq -c "ALTER TABLE public.sec_own_p1_history OWNER TO sec_own_thief" >/dev/null
+plant public.sec_own_p1_history
+handed "a cycle whose only work would be pruning history refuses a history table that changed hands" postgres \
+    "SELECT status FROM treble_sync.sync_table('sec_own_p1')" sec_own_p1_history
+handed "so does the owner's" sec_own_a "SELECT status FROM treble_sync.sync_table('sec_own_p1')" sec_own_p1_history
+check "and the expired versions are still there" 3 "$(closed)"
+# given back, the same cycle prunes them: what the refused ones would
+# have done as the owner
+sq -c "ALTER TABLE public.sec_own_p1_history OWNER TO sec_own_a" \
+   -c "DROP TRIGGER sec_own_steal ON sec_own_p1_history" -c "DROP TRIGGER sec_own_steal_tr ON sec_own_p1_history" \
+   -c "DROP POLICY sec_own_steal ON sec_own_p1_history" -c "ALTER TABLE sec_own_p1_history DISABLE ROW LEVEL SECURITY" >/dev/null
+try postgres "SELECT status FROM treble_sync.sync_table('sec_own_p1')"
+check "given back, a cycle with nothing to copy prunes the expired versions" "empty|0" "$OUT|$(closed)"
 
 # given back, they work again
 sq -c "ALTER TABLE public.sec_own_h1 OWNER TO sec_own_a" -c "ALTER TABLE public.sec_own_h3_history OWNER TO sec_own_a" \

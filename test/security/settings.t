@@ -17,9 +17,18 @@
 # pins (docs/security.md), not the caller's, and fires (a role's
 # session_replication_role = replica would silence it, and the history
 # triggers with it).
+#
+# Settings that name another role: ALTER ROLE ... SET role makes every
+# session of the role start as that role, a worker's and a reader's too
+# (they connect as the caller's session user); ALTER ROLE ... SET
+# session_authorization is stored, and refused with a warning at the login
+# of a role that is not a superuser. With both set, on the caller and on
+# the owner, to a third role both are members of, a cycle, a first load
+# with a reader, and the owner's own cycle still run as the owner, and
+# copy the warehouse's values.
 
 DB=sec_set
-ROLES=(sec_set_owner sec_set_caller)
+ROLES=(sec_set_owner sec_set_caller sec_set_other)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap 'finish' EXIT
 setup_db
@@ -140,3 +149,55 @@ try sec_set_owner "SELECT count(*) FILTER (WHERE NOT match) FROM treble_sync.ver
 check "the owner's verify, in a session with its hostile settings, finds no difference" 0 "$OUT"
 [[ $RC -ne 0 ]] && diag "$(head -n 3 <<<"$ERR")"
 check "no operator planted on a search_path ran" 0 "$(sq -c "SELECT count(*) FROM public.sec_set_ran")"
+
+# --- settings that name another role
+as sec_set_owner -c "$(reg set_roles)" -c "$(reg set_roles_reader)" -c "$(reg set_roles_own)" >/dev/null
+sq >/dev/null <<'SQL'
+CREATE TABLE public.sec_set_who (copy text, who text, session text);
+GRANT INSERT ON public.sec_set_who TO sec_set_owner;
+GRANT sec_set_other TO sec_set_caller, sec_set_owner;
+SQL
+as sec_set_owner >/dev/null <<'SQL'
+SET default_transaction_read_only = off;
+CREATE FUNCTION public.sec_set_who() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.sec_set_who VALUES (TG_TABLE_NAME, current_user, session_user);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER sec_set_who AFTER INSERT ON public.set_roles FOR EACH STATEMENT EXECUTE FUNCTION public.sec_set_who();
+CREATE TRIGGER sec_set_who AFTER INSERT ON public.set_roles_reader FOR EACH STATEMENT EXECUTE FUNCTION public.sec_set_who();
+CREATE TRIGGER sec_set_who AFTER INSERT ON public.set_roles_own FOR EACH STATEMENT EXECUTE FUNCTION public.sec_set_who();
+SQL
+for role in sec_set_caller sec_set_owner; do
+    for setting in "SET role = 'sec_set_other'" "SET session_authorization = 'sec_set_other'"; do
+        sq -c "ALTER ROLE $role $setting" >/dev/null
+        sq -c "ALTER ROLE $role IN DATABASE $DB $setting" >/dev/null
+    done
+done
+check "a session of the caller starts as the role its settings name" "sec_set_other|sec_set_caller" \
+    "$(PGOPTIONS=${PGOPTIONS//-c role=none/} as sec_set_caller -c "SELECT current_user || '|' || session_user" 2>/dev/null)"
+# the test's own sessions of these roles act as themselves, as a client may
+# ask: the worker, which connects as the caller, still gets the setting
+export PGOPTIONS="$PGOPTIONS -c role=none"
+sq -c "ALTER DATABASE $DB SET log_min_messages = debug1" >/dev/null
+log_start=$(stat -c %s "$TS_DIR/dest.log")
+
+try sec_set_caller "SELECT status || '|' || run_by || '|' || owner FROM treble_sync.sync_table('set_roles')"
+check "a cycle started by a caller whose settings name another role succeeds, by the caller, as the owner" \
+    "success|sec_set_caller|sec_set_owner" "$OUT"
+[[ $OUT != success* ]] && diag "$(head -n 3 <<<"$ERR") $(sq -c "SELECT error FROM treble_sync.runs WHERE table_name = 'set_roles' ORDER BY run_id DESC LIMIT 1")"
+check "and its copy holds the warehouse's values" "$want" "$(have set_roles)"
+try sec_set_caller "SET treble_sync.read_ahead = on; SELECT status FROM treble_sync.sync_table('set_roles_reader')"
+check "a first load with a reader, started by that caller, succeeds" success "$OUT"
+check "and its copy holds the warehouse's values" "$want" "$(have set_roles_reader)"
+check "its reader connected to the warehouse" 1 \
+    "$(tail -c +$((log_start + 1)) "$TS_DIR/dest.log" | grep -c 'a reader of "set_roles_reader" is connected to the warehouse')"
+try sec_set_owner "SELECT status FROM treble_sync.sync_table('set_roles_own')"
+check "the owner's own cycle, its settings naming another role, succeeds" success "$OUT"
+check "and its copy holds the warehouse's values" "$want" "$(have set_roles_own)"
+sq -c "ALTER DATABASE $DB RESET log_min_messages" >/dev/null
+check "the owner's trigger on each copy ran as the owner, in a session of the caller that started it" \
+    "set_roles=sec_set_owner/sec_set_caller,set_roles_own=sec_set_owner/sec_set_owner,set_roles_reader=sec_set_owner/sec_set_caller" \
+    "$(sq -c "SELECT string_agg(DISTINCT copy || '=' || who || '/' || session, ',' ORDER BY copy || '=' || who || '/' || session) FROM public.sec_set_who")"
+check "no run of a copy of these is by or as another role" 0 \
+    "$(sq -c "SELECT count(*) FROM treble_sync.runs WHERE table_name LIKE 'set_roles%' AND (run_by::text NOT IN ('sec_set_caller', 'sec_set_owner') OR owner::text <> 'sec_set_owner')")"
