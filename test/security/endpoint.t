@@ -126,11 +126,14 @@ fi
 # Unix socket (MariaDB Connector/C's MARIADB_UNIX_ADDR), where it logs in
 # the operating-system user postgres, which the worker runs as, whatever
 # password it is given (unix_socket); no TCP at all. Started only as root,
-# when MariaDB is installed and nothing else is on that socket.
+# when MariaDB is installed and nothing else is on that socket; and by one
+# script at a time on the machine (two test runs at once: the second skips
+# these tests), under a lock held until the script exits.
 MLAX=$TMP/mlax
 MLAX_SOCK=/run/mysqld/mysqld.sock
 MLAX_OK=false
-if [[ -n $MARIA_CS && $(id -u) -eq 0 && -d ${MLAX_SOCK%/*} && ! -e $MLAX_SOCK ]] && id mysql >/dev/null 2>&1 &&
+if [[ -n $MARIA_CS && $(id -u) -eq 0 && -d ${MLAX_SOCK%/*} ]] && exec 9>"${MLAX_SOCK%/*}/treble_sync_endpoint.lock" &&
+    flock -n 9 && [[ ! -e $MLAX_SOCK ]] && id mysql >/dev/null 2>&1 &&
     mkdir -p "$MLAX" && chown mysql "$MLAX" &&
     mariadb-install-db --no-defaults --datadir="$MLAX" --user=mysql --auth-root-authentication-method=socket \
         --skip-test-db >"$TMP/mlax.install" 2>&1; then
