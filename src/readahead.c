@@ -311,7 +311,11 @@ receive(ReadAhead *reader, const char **data, Size *len, ErrorData *edata, bool 
  * warehouse; false if it ended before (a second connection refused by a
  * connection limit, say).  The caller then reads the pull itself, and
  * meets any lasting failure as its own error, with its own retries; the
- * reader's is only logged at DEBUG1.
+ * reader's is only logged at DEBUG1.  But a refusal of the owner rule
+ * (42501: the copy, its history table or a partition changed hands) is
+ * the cycle's error, raised here: the worker checked the same under a
+ * lock it still holds, so the reader meeting it means that check failed,
+ * and reading the pull as the owner anyway must not follow.
  */
 bool
 ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *len)
@@ -321,6 +325,8 @@ ReadAheadReceiveFirst(ReadAhead *reader, const char **data, Size *len)
 
 	if (receive(reader, data, len, &edata, &failed))
 		return true;
+	if (failed && edata.sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
+		raise_reader_error(reader, &edata);
 	ereport(DEBUG1,
 			(errmsg_internal("the reader did not start reading: %s",
 							 failed ? edata.message : "it exited")));
