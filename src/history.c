@@ -71,8 +71,13 @@ static const char *const history_triggers[][3] = {
 	{"treble_sync_history_truncate", "TRUNCATE", ""}
 };
 
-/* While rewind() makes the copy equal to a past state, the triggers stand aside. */
-static bool rewinding = false;
+/*
+ * The copy rewind() is making equal to a past state (InvalidOid: none): its
+ * history triggers stand aside, and only its.  A trigger of the copy's
+ * owner that changes another copy keeping history meanwhile meets that
+ * copy's rule, only its cycles change it, as any other statement does.
+ */
+static Oid	rewinding_relid = InvalidOid;
 
 /*
  * The run for which this process has opened versions: a later change of
@@ -487,11 +492,10 @@ treble_sync_history_capture(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("treble_sync.history_capture() must be an AFTER ... FOR EACH STATEMENT trigger")));
 	VersionRequireCatalog("history_capture()");
-	if (rewinding)
-		return PointerGetDatum(NULL);
-
 	rel = trig->tg_relation;
 	Assert(rel != NULL);
+	if (OidIsValid(rewinding_relid) && RelationGetRelid(rel) == rewinding_relid)
+		return PointerGetDatum(NULL);
 	truncate = TRIGGER_FIRED_BY_TRUNCATE(trig->tg_event);
 	n_old = trig->tg_oldtable ? tuplestore_tuple_count(trig->tg_oldtable) : 0;
 	n_new = trig->tg_newtable ? tuplestore_tuple_count(trig->tg_newtable) : 0;
@@ -799,7 +803,11 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	SecurityBecomeOwner(cfg, &state);
 	caller_cxt = CurrentMemoryContext;
 	SPI_connect();
-	rewinding = true;
+	if (OidIsValid(rewinding_relid))	/* from a trigger of the copy being rewound */
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot rewind \"%s\" while another rewind is running in this session", cfg->name)));
+	rewinding_relid = cfg->local_relid;
 	PG_TRY();
 	{
 		char	   *watermark = rewind_copy(cfg, to, run_id, &result);
@@ -809,7 +817,7 @@ treble_sync_rewind(PG_FUNCTION_ARGS)
 	}
 	PG_FINALLY();
 	{
-		rewinding = false;
+		rewinding_relid = InvalidOid;
 	}
 	PG_END_TRY();
 	SPI_finish();
